@@ -1,4 +1,5 @@
 import type { Command } from './command.js';
+import { mockApiCommand } from './mock-api-command.js';
 
 /** Every subcommand of `endpoint-binder`, in the order `--help` lists them. */
-export const commands: Command[] = [];
+export const commands: Command[] = [mockApiCommand];

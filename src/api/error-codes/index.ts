@@ -1,0 +1,19 @@
+import { coreCodes } from './core.js';
+import type { ErrorCodeInfo } from './types.js';
+
+export type { ErrorCodeInfo, ErrorCatalogue } from './types.js';
+
+/**
+ * The whole error catalogue. Each area keeps its codes in its own file and range:
+ * ERR_1xx core, ERR_2xx IP policies and tunnels, ERR_3xx–ERR_4xx HTTPS edges, routes and modules,
+ * ERR_5xx endpoints, ERR_6xx Kubernetes operators and notifications, ERR_7xx binding ingress.
+ */
+export const errorCatalogue = {
+  ...coreCodes,
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export function errorCodeInfo(code: ErrorCode): ErrorCodeInfo {
+  return errorCatalogue[code];
+}

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { createLogger } from '../log/logger.js';
+import { MockConfig } from '../mock/config.js';
+import { startMockApi } from '../mock/server.js';
+import { untilSignal, type Command } from './command.js';
+import { readConfigFile } from './config-file.js';
+import { parseFlags, portFlag } from './flags.js';
+
+const Flags = z.strictObject({
+  host: z.string().default('127.0.0.1'),
+  port: portFlag.default(8080),
+  config: z.string().optional(),
+  'admin-port': portFlag.optional(),
+  'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export const mockApiCommand: Command = {
+  name: 'mock-api',
+  summary: 'Run the mock management API (and optionally its admin interface)',
+  usage: `Usage: endpoint-binder mock-api [options]
+
+Runs a faithful mock of the management API on HTTP until SIGINT/SIGTERM.
+
+Options:
+  --host <addr>         Address to listen on (default 127.0.0.1)
+  --port <n>            Port of the public API; 0 lets the OS choose (default 8080)
+  --config <file>       YAML or JSON file with accounts, limits and rate limit (see README)
+  --admin-port <n>      Also serve the admin interface on this port (off unless given)
+  --log-level <level>   fatal|error|warn|info|debug|trace|silent (default info)
+  -h, --help            Show this help
+
+Without --config, a development account is generated and its API key and authtoken printed.`,
+  async run(argv) {
+    const flags = parseFlags(
+      argv,
+      {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        config: { type: 'string' },
+        'admin-port': { type: 'string' },
+        'log-level': { type: 'string' },
+      },
+      Flags,
+    );
+    const config = flags.config ? await readConfigFile(flags.config, MockConfig) : {};
+    const logger = createLogger({ level: flags['log-level'], name: 'mock-api' });
+    const api = await startMockApi({
+      config,
+      host: flags.host,
+      port: flags.port,
+      logger,
+      ...(flags['admin-port'] !== undefined
+        ? { admin: { host: flags.host, port: flags['admin-port'] } }
+        : {}),
+    });
+    logger.info(
+      { url: api.url, admin_url: api.adminUrl ?? null, accounts: api.accounts.map((a) => a.id) },
+      'mock api listening',
+    );
+    if (!flags.config) {
+      const dev = api.accounts[0]!;
+      process.stdout.write(
+        [
+          '',
+          `  Mock management API: ${api.url}`,
+          ...(api.adminUrl ? [`  Admin interface:     ${api.adminUrl}`] : []),
+          `  Development API key: ${dev.api_keys[0]}`,
+          `  Agent authtoken:     ${dev.authtokens[0] ?? '(none)'}`,
+          '',
+          `  curl -H "Authorization: Bearer ${dev.api_keys[0]}" -H "Service-Version: 2" ${api.url}/ip_policies`,
+          '',
+        ].join('\n') + '\n',
+      );
+    }
+    const signal = await untilSignal();
+    logger.info({ signal }, 'mock api shutting down');
+    await api.stop();
+    return 0;
+  },
+};

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const secret = z
+  .string()
+  .min(8, 'must be at least 8 characters')
+  .regex(/^\S+$/, 'must not contain white space');
+
+export const AccountConfig = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be 1-63 lower-case letters, digits, "-" or "_"'),
+  name: z.string().optional(),
+  api_keys: z.array(secret).min(1, 'an account needs at least one API key'),
+  authtokens: z.array(secret).default([]),
+});
+export type AccountConfig = z.infer<typeof AccountConfig>;
+
+export const MockConfig = z
+  .strictObject({
+    accounts: z.array(AccountConfig).default([]),
+    /** Largest accepted request body, in bytes. */
+    body_limit_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
+    rate_limit: z
+      .strictObject({
+        requests: z.number().int().min(1),
+        window_seconds: z.number().positive(),
+      })
+      .default({ requests: 600, window_seconds: 60 }),
+    /** Base URL put into `uri` fields; when absent it is built from each request's Host header. */
+    public_base_url: z.url().optional(),
+    region: z.string().default('us'),
+  })
+  .superRefine((cfg, ctx) => {
+    const seen = new Map<string, string>();
+    cfg.accounts.forEach((acct, i) => {
+      for (const [field, values] of [
+        ['api_keys', acct.api_keys],
+        ['authtokens', acct.authtokens],
+      ] as const) {
+        values.forEach((v, j) => {
+          const other = seen.get(v);
+          if (other) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['accounts', i, field, j],
+              message: `credential already used by ${other}; every API key and authtoken must be unique`,
+            });
+          }
+          seen.set(v, `account ${acct.id}`);
+        });
+      }
+    });
+    const ids = cfg.accounts.map((a) => a.id);
+    ids.forEach((id, i) => {
+      if (ids.indexOf(id) !== i)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['accounts', i, 'id'],
+          message: `duplicate account id "${id}"`,
+        });
+    });
+  });
+export type MockConfig = z.infer<typeof MockConfig>;
+export type MockConfigInput = z.input<typeof MockConfig>;
+
+/** The account `npm start` and tests get when no accounts are configured. */
+export function developmentAccount(): AccountConfig {
+  return {
+    id: 'dev',
+    name: 'development',
+    api_keys: [`dev_apikey_${randomBytes(16).toString('hex')}`],
+    authtokens: [`dev_authtoken_${randomBytes(16).toString('hex')}`],
+  };
+}
+
+/** Parses a config, adding the development account when none is configured. */
+export function resolveMockConfig(input: MockConfigInput = {}): MockConfig {
+  const cfg = MockConfig.parse(input);
+  return cfg.accounts.length > 0 ? cfg : { ...cfg, accounts: [developmentAccount()] };
+}

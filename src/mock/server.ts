@@ -1,0 +1,100 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '../log/logger.js';
+import { adminRoutes } from './admin/index.js';
+import type { AdminRouteSpec } from './admin/context.js';
+import { handleAdminRequest } from './admin/pipeline.js';
+import { resolveMockConfig, type AccountConfig, type MockConfigInput } from './config.js';
+import { handlePublicRequest } from './http/pipeline.js';
+import { Router } from './http/router.js';
+import { publicRoutes } from './resources/index.js';
+import { MockServices } from './services.js';
+
+export interface MockApiOptions {
+  config?: MockConfigInput;
+  host?: string;
+  /** 0 (default) lets the OS choose. */
+  port?: number;
+  /** The admin interface listens only when this is given. */
+  admin?: { host?: string; port?: number };
+  logger?: Logger;
+  now?: () => number;
+  /** How long stop() waits for in-flight requests before closing connections. */
+  shutdownGraceMs?: number;
+}
+
+export interface MockApi {
+  /** Base URL of the public API, e.g. http://127.0.0.1:41234 */
+  url: string;
+  adminUrl?: string;
+  accounts: AccountConfig[];
+  services: MockServices;
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const addr = server.address() as AddressInfo;
+      const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      resolve(`http://${h}:${addr.port}`);
+    });
+  });
+}
+
+async function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+/** Starts the mock management API (and its admin interface when asked) on loopback. */
+export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> {
+  const config = resolveMockConfig(opts.config);
+  const log = opts.logger ?? silentLogger();
+  const services = new MockServices(config, log, opts.now);
+  const host = opts.host ?? '127.0.0.1';
+  const lifecycle = { shuttingDown: false };
+
+  const router = new Router().add(...publicRoutes());
+  const server = createServer((req, res) => {
+    void handlePublicRequest(router, services, req, res, lifecycle);
+  });
+  const url = await listen(server, host, opts.port ?? 0);
+
+  let admin: Server | undefined;
+  let adminUrl: string | undefined;
+  if (opts.admin) {
+    const adminRouter = new Router<AdminRouteSpec>().add(...adminRoutes());
+    const publicBase = () => config.public_base_url?.replace(/\/+$/, '') ?? url;
+    admin = createServer((req, res) => {
+      void handleAdminRequest(adminRouter, services, publicBase, req, res);
+    });
+    adminUrl = await listen(admin, opts.admin.host ?? '127.0.0.1', opts.admin.port ?? 0);
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    ...(adminUrl ? { adminUrl } : {}),
+    accounts: config.accounts,
+    services,
+    stop() {
+      stopping ??= (async () => {
+        lifecycle.shuttingDown = true;
+        await services.runShutdownHooks();
+        const grace = opts.shutdownGraceMs ?? 2000;
+        await Promise.all([
+          closeGracefully(server, grace),
+          admin ? closeGracefully(admin, grace) : Promise.resolve(),
+        ]);
+        log.info({ url }, 'mock api stopped');
+      })();
+      return stopping;
+    },
+  };
+}
