@@ -16,6 +16,8 @@ export class MockServices {
   /** Cross-resource notifications inside the mock (endpoint changes, tunnels going offline, ...). */
   readonly bus = new EventEmitter();
   private readonly states = new Map<string, AccountState>();
+  /** `host:port` of the binding ingress, once it listens; returned to operators at registration. */
+  ingressAddress: string | undefined;
   private readonly shutdownHooks: (() => Promise<void>)[] = [];
 
   constructor(
