@@ -32,6 +32,26 @@ export const MockConfig = z
     /** Base URL put into `uri` fields; when absent it is built from each request's Host header. */
     public_base_url: z.url().optional(),
     region: z.string().default('us'),
+    /** Operator notifications (server-sent events). */
+    events: z
+      .strictObject({
+        /** Events kept per account for resuming with Last-Event-ID; older ids get a `resync`. */
+        retention: z.number().int().min(1).default(1000),
+        heartbeat_ms: z.number().int().min(10).default(15_000),
+        max_streams_per_operator: z.number().int().min(1).default(4),
+      })
+      .prefault({}),
+    /** The binding ingress (data plane), served on its own port. */
+    ingress: z
+      .strictObject({
+        /** TLS with a generated development certificate; plain TCP is only allowed on loopback. */
+        tls: z.boolean().default(false),
+        max_connections: z.number().int().min(1).default(1024),
+        idle_timeout_ms: z.number().int().min(100).default(300_000),
+        preface_timeout_ms: z.number().int().min(10).default(5_000),
+        dial_timeout_ms: z.number().int().min(10).default(5_000),
+      })
+      .prefault({}),
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, string>();
