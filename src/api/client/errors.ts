@@ -65,6 +65,11 @@ export class ApiResponseError extends Error {
   }
 }
 
+/** No response arrived within the per-attempt timeout (retried for idempotent calls). */
+export class ApiTimeoutError extends Error {
+  override name = 'ApiTimeoutError';
+}
+
 function findApiError(err: unknown): ApiError | undefined {
   for (let e = err, depth = 0; e && depth < 10; depth++) {
     if (e instanceof ApiError) return e;

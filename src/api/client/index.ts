@@ -2,7 +2,7 @@ import { IPPoliciesApi } from './resources/ip-policies.js';
 import { TunnelsApi } from './resources/tunnels.js';
 import { Transport, type TransportOptions } from './transport.js';
 
-export { ApiError, ApiResponseError, isNotFound, hasErrorCode } from './errors.js';
+export { ApiError, ApiResponseError, ApiTimeoutError, isNotFound, hasErrorCode } from './errors.js';
 export type { TransportOptions as ManagementClientOptions, CallOptions } from './transport.js';
 export { collect } from './paging.js';
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { silentLogger, type Logger } from '../../log/logger.js';
-import { ApiError, ApiResponseError } from './errors.js';
+import { ApiError, ApiResponseError, ApiTimeoutError } from './errors.js';
 import {
   DEFAULT_RETRY,
   isIdempotent,
@@ -95,8 +95,10 @@ export class Transport {
       try {
         return await this.once(spec, url);
       } catch (err) {
+        if (spec.signal?.aborted) throw err; // the caller cancelled: never retry that
         const retryAfter = err instanceof RetryableResponse ? err.retryAfterMs : undefined;
-        const retryable = err instanceof RetryableResponse || isNetworkError(err);
+        const retryable =
+          err instanceof RetryableResponse || err instanceof ApiTimeoutError || isNetworkError(err);
         const final = err instanceof RetryableResponse ? err.error : err;
         if (!retryable || attempt >= retries || (retryAfter ?? 0) > this.retry.maxRetryAfterMs) throw final;
         const delay = retryDelayMs(this.retry, attempt + 1, retryAfter);
@@ -116,6 +118,24 @@ export class Transport {
     const timeout = AbortSignal.timeout(spec.timeoutMs ?? this.opts.timeoutMs ?? 30_000);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
     const hasBody = spec.body !== undefined;
+    try {
+      return await this.send(spec, url, signal, hasBody);
+    } catch (err) {
+      if (timeout.aborted && !spec.signal?.aborted) {
+        throw new ApiTimeoutError(
+          `${spec.method} ${url}: no response within ${spec.timeoutMs ?? this.opts.timeoutMs ?? 30_000} ms`,
+        );
+      }
+      throw err;
+    }
+  }
+
+  private async send<S extends z.ZodType | undefined>(
+    spec: RequestSpec<S>,
+    url: string,
+    signal: AbortSignal,
+    hasBody: boolean,
+  ): Promise<S extends z.ZodType ? z.infer<S> : undefined> {
     const res = await request(url, {
       method: spec.method,
       dispatcher: this.dispatcher,

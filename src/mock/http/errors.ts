@@ -30,7 +30,16 @@ function isKnownCode(code: unknown): code is ErrorCode {
  * Turns the first zod issue into the API's error: unknown fields, missing fields and rule
  * violations each get their own code, and the message always names the field.
  */
-export function fromZodError(error: z.ZodError, where = 'body'): MockError {
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+export function fromZodError(error: z.ZodError, input: unknown, where = 'body'): MockError {
   const issue = error.issues[0];
   if (!issue) return new MockError('ERR_121', `${where}: invalid value`);
   const field = fieldPath(where, issue.path);
@@ -40,7 +49,7 @@ export function fromZodError(error: z.ZodError, where = 'body'): MockError {
       field: `${field}.${issue.keys[0] ?? ''}`,
     });
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
+  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
     return new MockError('ERR_122', `${field} is required`, { field });
   }
   const params = (issue as { params?: { code?: unknown } }).params;
@@ -51,6 +60,6 @@ export function fromZodError(error: z.ZodError, where = 'body'): MockError {
 /** Parses with zod, throwing the API's validation error on failure. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, where = 'body'): z.infer<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw fromZodError(result.error, where);
+  if (!result.success) throw fromZodError(result.error, value, where);
   return result.data;
 }

@@ -1,0 +1,224 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ApiError,
+  ApiTimeoutError,
+  ManagementClient,
+  collect,
+  hasErrorCode,
+  isNotFound,
+} from '../../src/api/client/index.js';
+import { createLogger } from '../../src/log/logger.js';
+import { ACME_KEY, startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
+
+let m: TestMock;
+beforeAll(async () => {
+  m = await startTestMock();
+});
+afterAll(async () => {
+  await m.close();
+});
+
+function clientWith(opts: Partial<ConstructorParameters<typeof ManagementClient>[0]> = {}): ManagementClient {
+  return new ManagementClient({
+    baseUrl: m.url,
+    apiKey: m.key,
+    retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...opts,
+  });
+}
+
+async function inject(fault: Record<string, unknown>): Promise<void> {
+  const res = await m.admin('POST', '/admin/faults', fault);
+  expect(res.status).toBe(201);
+}
+
+describe('ManagementClient errors', () => {
+  it('throws an ApiError (a real Error) with the server fields', async () => {
+    const err = await m.client.ipPolicies.get('ipp_00000000000000000000000000').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).toBeInstanceOf(ApiError);
+    const e = err as ApiError;
+    expect(e.status).toBe(404);
+    expect(e.errorCode).toBe('ERR_150');
+    expect(e.operationId).toMatch(/^op_/);
+    expect(e.details['operation_id']).toBe(e.operationId);
+    expect(e.message).toContain('HTTP 404');
+    expect(isNotFound(new Error('wrapped', { cause: e }))).toBe(true);
+    expect(hasErrorCode(e, 'ERR_150')).toBe(true);
+    expect(hasErrorCode(e, 'ERR_151')).toBe(false);
+  });
+
+  it('turns a non-JSON error page into a useful ApiError', async () => {
+    await inject({ status: 502, html: true, count: 1 });
+    const client = clientWith({ retry: { retries: 0 } });
+    const err = (await client.ipPolicies.create({}).catch((e: unknown) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.status).toBe(502);
+    expect(err.errorCode).toBeUndefined();
+    expect(err.msg).toContain('502');
+    expect(err.rawBody).toContain('<html>');
+    expect(err.operationId).toMatch(/^op_/); // salvaged from the header
+    await client.close();
+  });
+});
+
+describe('ManagementClient retries', () => {
+  it('retries an idempotent call on 429, honouring Retry-After, and on 503', async () => {
+    await inject({ status: 429, count: 1, retry_after_seconds: 0, path_prefix: '/ip_policies' });
+    await inject({ status: 503, count: 1, path_prefix: '/ip_policies' });
+    const client = clientWith();
+    const list = await collect(client.ipPolicies.list());
+    expect(Array.isArray(list)).toBe(true);
+    await client.close();
+  });
+
+  it('gives up after the configured retries with the last error', async () => {
+    await inject({ status: 500, count: 3, path_prefix: '/ip_policies' });
+    const client = clientWith({ retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    const err = (await collect(client.ipPolicies.list()).catch((e: unknown) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.status).toBe(500);
+    // All three injected faults were used up by the first attempt and two retries: the next call succeeds.
+    await expect(collect(client.ipPolicies.list())).resolves.toBeDefined();
+    await client.close();
+  });
+
+  it('does not retry a non-idempotent call', async () => {
+    await inject({ status: 503, count: 1, path_prefix: '/ip_policies' });
+    const client = clientWith();
+    const before = (await collect(client.ipPolicies.list())).length;
+    await inject({ status: 503, count: 1, path_prefix: '/ip_policies' });
+    const err = (await client.ipPolicies.create({}).catch((e: unknown) => e)) as ApiError;
+    expect(err.status).toBe(503);
+    expect((await collect(client.ipPolicies.list())).length).toBe(before);
+    await client.close();
+  });
+
+  it('fails at once when Retry-After is longer than it agrees to wait', async () => {
+    await inject({ status: 429, count: 1, retry_after_seconds: 3600, path_prefix: '/ip_policies' });
+    const client = clientWith({ retry: { retries: 3, maxRetryAfterMs: 1000 } });
+    const err = (await collect(client.ipPolicies.list()).catch((e: unknown) => e)) as ApiError;
+    expect(err.status).toBe(429);
+    expect(err.errorCode).toBe('ERR_160');
+    await m.admin('DELETE', '/admin/faults');
+    await client.close();
+  });
+});
+
+describe('ManagementClient timeouts and cancellation', () => {
+  it('times out a call that gets no answer', async () => {
+    await inject({ status: 503, hang: true, count: 1, path_prefix: '/ip_policies' });
+    const client = clientWith({ timeoutMs: 200, retry: { retries: 0 } });
+    await expect(client.ipPolicies.create({})).rejects.toBeInstanceOf(ApiTimeoutError);
+    await client.close();
+  });
+
+  it('retries a timed-out idempotent call', async () => {
+    await inject({ status: 503, hang: true, count: 1, path_prefix: '/ip_policies' });
+    const client = clientWith({ timeoutMs: 200, retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    await expect(collect(client.ipPolicies.list())).resolves.toBeDefined();
+    await client.close();
+  });
+
+  it('stops when the caller aborts', async () => {
+    await inject({ status: 503, hang: true, count: 1, path_prefix: '/ip_policies' });
+    const client = clientWith({ timeoutMs: 30_000 });
+    const ac = new AbortController();
+    const pending = client.ipPolicies.create({}, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    const err = await pending.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(ApiTimeoutError);
+    expect(ac.signal.aborted).toBe(true);
+    await client.close();
+  });
+});
+
+describe('ManagementClient paging', () => {
+  it('is lazy: nothing is requested before the first next()', async () => {
+    await inject({ status: 500, count: 1, path_prefix: '/ip_policies' });
+    const client = clientWith({ retry: { retries: 0 } });
+    const iter = client.ipPolicies.list();
+    // The fault is still pending, so a request made now would fail; creating an iterator made none.
+    await expect(iter.next()).rejects.toBeInstanceOf(ApiError);
+    await client.close();
+  });
+
+  it('follows next_page_uri exactly as given, even to another host', async () => {
+    // A recording relay stands in for the host the server names in next_page_uri.
+    const seen: string[] = [];
+    let target = '';
+    const relay: Server = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      const up = httpRequest(target + (req.url ?? ''), { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const mock = await startTestMock({ config: { ...twoAccounts, public_base_url: relayUrl } });
+    target = mock.url;
+    try {
+      for (let i = 0; i < 5; i++) await mock.client.ipPolicies.create({});
+      const all = await collect(
+        new ManagementClient({ baseUrl: mock.url, apiKey: ACME_KEY }).ipPolicies.list({ limit: 2 }),
+      );
+      expect(all).toHaveLength(5);
+      expect(seen).toHaveLength(2); // pages 2 and 3 went where next_page_uri pointed
+      expect(seen.every((u) => u.startsWith('/ip_policies?limit=2&before_id=ipp_'))).toBe(true);
+    } finally {
+      await mock.close();
+      relay.closeAllConnections();
+      await new Promise<void>((r) => relay.close(() => r()));
+    }
+  });
+});
+
+describe('secrets stay out of logs', () => {
+  it('never writes the API key in client or mock logs', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const logger = createLogger({ level: 'trace', destination: sink });
+    const mock = await startTestMock({ logger });
+    try {
+      const client = new ManagementClient({
+        baseUrl: mock.url,
+        apiKey: ACME_KEY,
+        logger,
+        retry: { retries: 0 },
+      });
+      await client.ipPolicies.create({ description: 'x' });
+      await collect(client.ipPolicies.list());
+      await mock.raw('GET', '/ip_policies', { apiKey: 'wrong-key-abcdef' });
+      logger.info(
+        {
+          apiKey: ACME_KEY,
+          config: { authtoken: 'tok-secret-1' },
+          req: { headers: { authorization: 'Bearer x' } },
+        },
+        'probe',
+      );
+      await client.close();
+    } finally {
+      await mock.close();
+    }
+    const text = lines.join('');
+    expect(text).toContain('mock api request');
+    expect(text).toContain('api request');
+    expect(text).not.toContain(ACME_KEY);
+    expect(text).not.toContain('wrong-key-abcdef');
+    expect(text).not.toContain('tok-secret-1');
+    expect(text).not.toContain('Bearer');
+    expect(text).toContain('[redacted]');
+  });
+});
