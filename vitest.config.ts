@@ -8,6 +8,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration tests bind real loopback ports; a few workers keep a 2-core machine responsive.
     maxWorkers: 3,
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/summary-line.ts'],
   },
 });

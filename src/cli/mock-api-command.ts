@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { createLogger } from '../log/logger.js';
-import { MockConfig } from '../mock/config.js';
+import { MockConfig, type MockConfigInput } from '../mock/config.js';
 import { startMockApi } from '../mock/server.js';
-import { untilSignal, type Command } from './command.js';
+import { UsageError, untilSignal, type Command } from './command.js';
 import { readConfigFile } from './config-file.js';
 import { parseFlags, portFlag } from './flags.js';
 
@@ -11,8 +11,28 @@ const Flags = z.strictObject({
   port: portFlag.default(8080),
   config: z.string().optional(),
   'admin-port': portFlag.optional(),
+  'api-key': z.array(z.string()).optional(),
+  authtoken: z.array(z.string()).optional(),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+async function configFrom(flags: z.infer<typeof Flags>): Promise<MockConfigInput> {
+  const keys = flags['api-key'];
+  if (flags.config && (keys || flags.authtoken))
+    throw new UsageError('--api-key and --authtoken cannot be combined with --config');
+  if (flags.authtoken && !keys) throw new UsageError('--authtoken needs --api-key (they define one account)');
+  if (flags.config) return readConfigFile(flags.config, MockConfig);
+  if (!keys) return {};
+  const parsed = MockConfig.safeParse({
+    accounts: [{ id: 'default', api_keys: keys, authtokens: flags.authtoken ?? [] }],
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const flag = issue?.path.includes('authtokens') ? '--authtoken' : '--api-key';
+    throw new UsageError(`${flag}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
 
 export const mockApiCommand: Command = {
   name: 'mock-api',
@@ -26,10 +46,13 @@ Options:
   --port <n>            Port of the public API; 0 lets the OS choose (default 8080)
   --config <file>       YAML or JSON file with accounts, limits and rate limit (see README)
   --admin-port <n>      Also serve the admin interface on this port (off unless given)
+  --api-key <key>       An API key of a single account "default" (repeatable; not with --config)
+  --authtoken <token>   An agent authtoken of that account (repeatable; not with --config)
   --log-level <level>   fatal|error|warn|info|debug|trace|silent (default info)
   -h, --help            Show this help
 
-Without --config, a development account is generated and its API key and authtoken printed.`,
+Without --config or --api-key, a development account is generated and its API key and
+authtoken printed.`,
   async run(argv) {
     const flags = parseFlags(
       argv,
@@ -38,11 +61,13 @@ Without --config, a development account is generated and its API key and authtok
         port: { type: 'string' },
         config: { type: 'string' },
         'admin-port': { type: 'string' },
+        'api-key': { type: 'string', multiple: true },
+        authtoken: { type: 'string', multiple: true },
         'log-level': { type: 'string' },
       },
       Flags,
     );
-    const config = flags.config ? await readConfigFile(flags.config, MockConfig) : {};
+    const config = await configFrom(flags);
     const logger = createLogger({ level: flags['log-level'], name: 'mock-api' });
     const api = await startMockApi({
       config,
@@ -57,7 +82,7 @@ Without --config, a development account is generated and its API key and authtok
       { url: api.url, admin_url: api.adminUrl ?? null, accounts: api.accounts.map((a) => a.id) },
       'mock api listening',
     );
-    if (!flags.config) {
+    if (!flags.config && !flags['api-key']) {
       const dev = api.accounts[0]!;
       process.stdout.write(
         [
