@@ -10,6 +10,9 @@ export const ID_PREFIX = {
   endpoint: 'ep_',
   kubernetesOperator: 'k8sop_',
   operation: 'op_',
+  /** Not resources of the mock: any well-formed id is accepted and rendered as a Ref. */
+  certificateAuthority: 'ca_',
+  backend: 'bkdbg_',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIX)[keyof typeof ID_PREFIX];

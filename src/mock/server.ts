@@ -6,6 +6,7 @@ import type { AdminRouteSpec } from './admin/context.js';
 import { handleAdminRequest } from './admin/pipeline.js';
 import { resolveMockConfig, type AccountConfig, type MockConfigInput } from './config.js';
 import { handlePublicRequest } from './http/pipeline.js';
+import { startIngress, type IngressServer } from './ingress/server.js';
 import { Router } from './http/router.js';
 import { publicRoutes } from './resources/index.js';
 import { MockServices } from './services.js';
@@ -17,6 +18,8 @@ export interface MockApiOptions {
   port?: number;
   /** The admin interface listens only when this is given. */
   admin?: { host?: string; port?: number };
+  /** The binding ingress listens only when this is given (plain TCP on loopback unless config ingress.tls). */
+  ingress?: { host?: string; port?: number };
   logger?: Logger;
   now?: () => number;
   /** How long stop() waits for in-flight requests before closing connections. */
@@ -27,6 +30,10 @@ export interface MockApi {
   /** Base URL of the public API, e.g. http://127.0.0.1:41234 */
   url: string;
   adminUrl?: string;
+  /** `host:port` of the binding ingress, when started. */
+  ingressAddress?: string;
+  /** With ingress TLS: the development certificate's PEM, for clients to trust. */
+  ingressCaPem?: string;
   accounts: AccountConfig[];
   services: MockServices;
   stop(): Promise<void>;
@@ -77,10 +84,23 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
     adminUrl = await listen(admin, opts.admin.host ?? '127.0.0.1', opts.admin.port ?? 0);
   }
 
+  let ingress: IngressServer | undefined;
+  if (opts.ingress) {
+    try {
+      ingress = await startIngress(services, opts.ingress);
+    } catch (err) {
+      await Promise.all([closeGracefully(server, 0), admin ? closeGracefully(admin, 0) : undefined]);
+      throw err;
+    }
+    services.ingressAddress = ingress.address;
+  }
+
   let stopping: Promise<void> | undefined;
   return {
     url,
     ...(adminUrl ? { adminUrl } : {}),
+    ...(ingress ? { ingressAddress: ingress.address } : {}),
+    ...(ingress?.caPem ? { ingressCaPem: ingress.caPem } : {}),
     accounts: config.accounts,
     services,
     stop() {
@@ -91,6 +111,7 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
         await Promise.all([
           closeGracefully(server, grace),
           admin ? closeGracefully(admin, grace) : Promise.resolve(),
+          ingress?.stop(),
         ]);
         log.info({ url }, 'mock api stopped');
       })();

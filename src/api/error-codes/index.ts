@@ -1,4 +1,8 @@
 import { coreCodes } from './core.js';
+import { endpointCodes } from './endpoints.js';
+import { operatorCodes } from './operators.js';
+import { edgeCodes } from './edges.js';
+import { ingressCodes } from './ingress.js';
 import type { ErrorCodeInfo } from './types.js';
 
 export type { ErrorCodeInfo, ErrorCatalogue } from './types.js';
@@ -10,6 +14,10 @@ export type { ErrorCodeInfo, ErrorCatalogue } from './types.js';
  */
 export const errorCatalogue = {
   ...coreCodes,
+  ...endpointCodes,
+  ...operatorCodes,
+  ...edgeCodes,
+  ...ingressCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

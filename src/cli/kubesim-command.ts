@@ -1,0 +1,58 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { createLogger } from '../log/logger.js';
+import { startKubesim } from '../kubesim/index.js';
+import { untilSignal, type Command } from './command.js';
+import { parseFlags, portFlag } from './flags.js';
+
+const usage = `Usage: endpoint-binder kubesim [options]
+
+Runs kubesim, the local Kubernetes API simulator (namespaces, services, events, leases), on
+plain HTTP until SIGINT or SIGTERM. Prints one JSON log line with its URL and kubeconfig path.
+
+Options:
+  --host <addr>        Address to listen on (default 127.0.0.1)
+  --port <n>           Port to listen on; 0 lets the OS choose (default 0)
+  --kubeconfig <path>  Write a kubeconfig for the simulator to this path
+  --token <token>      Admin bearer token to accept (default: a random one)
+  -h, --help           Show this help`;
+
+const flagSpec = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  token: { type: 'string' },
+} as const;
+
+const flagSchema = z.object({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: portFlag.default(0),
+  kubeconfig: z.string().min(1).optional(),
+  token: z
+    .string()
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .optional(),
+});
+
+export const kubesimCommand: Command = {
+  name: 'kubesim',
+  summary: 'Run the local Kubernetes API simulator',
+  usage,
+  async run(argv) {
+    const flags = parseFlags(argv, flagSpec, flagSchema);
+    const log = createLogger({ name: 'kubesim' });
+    const sim = await startKubesim({
+      host: flags.host,
+      port: flags.port,
+      ...(flags.token ? { tokens: [{ token: flags.token, user: 'kubesim-admin' }] } : {}),
+      logger: log,
+    });
+    const kubeconfig = flags.kubeconfig ? resolve(flags.kubeconfig) : undefined;
+    if (kubeconfig) await sim.writeKubeconfig(kubeconfig);
+    log.info({ url: sim.url, kubeconfig: kubeconfig ?? null }, 'kubesim listening');
+    const signal = await untilSignal();
+    log.info({ signal }, 'kubesim stopping');
+    await sim.stop();
+    return 0;
+  },
+};

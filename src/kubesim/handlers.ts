@@ -1,0 +1,360 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import { buildFilter } from './filter.js';
+import { checkPreconditions, type NamespaceLifecycle } from './lifecycle.js';
+import { listObjects } from './list.js';
+import { jsonPatch, jsonPatchSchema, mergePatch, PATCH_TYPES, PatchError } from './patch.js';
+import type { ResourceDef } from './resources/registry.js';
+import { apiVersionOf, resourceKey } from './resources/registry.js';
+import { deleteOptionsSchema, objectEnvelopeSchema, type ListQuery, type WriteQuery } from './schemas.js';
+import { errors, successStatus } from './status.js';
+import { objectKey, type Store } from './store.js';
+import { isRecord, type Json, type KubeObject } from './types.js';
+import { field, invalidError } from './validation/field.js';
+import { validateObjectMeta } from './validation/meta.js';
+
+/**
+ * The generic REST handlers (genericregistry.Store): create, get, list, update, patch, delete
+ * for any registered resource, with the apiserver's order of checks: decode (400), validation
+ * (422), admission (404/403), storage preconditions (409), then the write.
+ */
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+const OPTIMISTIC_LOCK =
+  'the object has been modified; please apply your changes to the latest version and try again';
+
+/** Go decodes JSON null as "unset"; dropping nulls up front gives the same result. */
+function stripNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripNulls);
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = stripNulls(v);
+  return out;
+}
+
+/** Stable JSON (sorted keys) to detect no-op writes and spec changes. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isRecord(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** names.SimpleNameGenerator: five characters from an alphabet without vowels and confusables. */
+function randomSuffix(): string {
+  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+  let s = '';
+  for (let i = 0; i < 5; i++) s += alphabet.charAt(randomInt(alphabet.length));
+  return s;
+}
+
+const META_ORDER = [
+  'name',
+  'generateName',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+];
+
+/** Builds the stored shape: kind, apiVersion, metadata (in the apiserver's field order), rest. */
+function shape(def: ResourceDef, meta: KubeObject['metadata'], rest: Record<string, unknown>): KubeObject {
+  const ordered: Record<string, unknown> = {};
+  for (const k of META_ORDER) if (meta[k] !== undefined) ordered[k] = meta[k];
+  for (const [k, v] of Object.entries(meta)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
+  const { kind: _k, apiVersion: _a, metadata: _m, ...body } = rest;
+  return {
+    kind: def.kind,
+    apiVersion: apiVersionOf(def),
+    metadata: { ...ordered, name: meta.name },
+    ...body,
+  };
+}
+
+function nowSeconds(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+export class ResourceHandlers {
+  constructor(
+    private readonly store: Store,
+    private readonly lifecycle: NamespaceLifecycle,
+    private readonly namespaces: ResourceDef,
+  ) {}
+
+  get(def: ResourceDef, ns: string | undefined, name: string): Reply {
+    const obj = this.store.get(resourceKey(def), this.key(def, ns, name));
+    if (!obj) throw errors.notFound(def, name);
+    return { status: 200, body: obj };
+  }
+
+  list(def: ResourceDef, ns: string | undefined, query: ListQuery): Reply {
+    const filter = buildFilter(def, query.labelSelector, query.fieldSelector);
+    return { status: 200, body: listObjects(this.store, def, ns, query, filter) };
+  }
+
+  create(def: ResourceDef, ns: string | undefined, body: unknown, q: WriteQuery): Reply {
+    const obj = this.decodeBody(def, body, ns);
+    const meta = obj.metadata;
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
+    if (meta.resourceVersion)
+      throw errors.internal('resourceVersion should not be set on objects to be created');
+    return { status: 201, body: this.createObject(def, ns, obj, q) };
+  }
+
+  update(def: ResourceDef, ns: string | undefined, name: string, body: unknown, q: WriteQuery): Reply {
+    const obj = this.decodeBody(def, body, ns);
+    if (obj.metadata.name !== name) {
+      throw errors.badRequest(
+        `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    const old = this.store.get(resourceKey(def), this.key(def, ns, name));
+    if (!old) {
+      if (!def.allowCreateOnUpdate) throw errors.notFound(def, name);
+      delete obj.metadata.resourceVersion;
+      return { status: 201, body: this.createObject(def, ns, obj, q) };
+    }
+    const rv = obj.metadata.resourceVersion;
+    if (!rv) {
+      if (!def.allowUnconditionalUpdate) {
+        // genericregistry.Store.Update reports this against the resource (plural), not the Kind.
+        throw invalidError(def.group, def.plural, name, [
+          field.invalidRaw('metadata.resourceVersion', '0x0', 'must be specified for an update'),
+        ]);
+      }
+      obj.metadata.resourceVersion = old.metadata.resourceVersion;
+    } else if (rv !== old.metadata.resourceVersion) {
+      throw errors.conflict(def, name, OPTIMISTIC_LOCK);
+    }
+    return { status: 200, body: this.commitUpdate(def, old, obj, q) };
+  }
+
+  patch(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    contentType: string,
+    raw: string,
+    q: WriteQuery,
+  ): Reply {
+    const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+    const accepted: string[] = [
+      PATCH_TYPES.json,
+      PATCH_TYPES.merge,
+      PATCH_TYPES.strategic,
+      PATCH_TYPES.apply,
+    ];
+    if (!accepted.includes(type)) throw errors.unsupportedMediaType(type, accepted);
+    let doc: unknown;
+    try {
+      doc = type === PATCH_TYPES.apply ? parseYaml(raw) : JSON.parse(raw);
+    } catch (err) {
+      throw errors.badRequest(`error decoding patch: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (type === PATCH_TYPES.apply && !q.fieldManager) {
+      throw invalidError('meta.k8s.io', 'PatchOptions', '', [
+        field.required('fieldManager', 'is required for apply patch'),
+      ]);
+    }
+    const old = this.store.get(resourceKey(def), this.key(def, ns, name));
+    if (!old) {
+      if (type !== PATCH_TYPES.apply) throw errors.notFound(def, name);
+      // Server-side apply creates a missing object from the applied configuration.
+      const obj = this.decodeBody(def, doc, ns);
+      if (obj.metadata.name !== name) {
+        throw errors.badRequest(
+          `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
+        );
+      }
+      return { status: 201, body: this.createObject(def, ns, obj, q) };
+    }
+    let result: unknown;
+    const current = old as unknown as Json; // stored objects are plain JSON
+    if (type === PATCH_TYPES.json) {
+      const ops = jsonPatchSchema.safeParse(doc);
+      if (!ops.success)
+        throw errors.badRequest(
+          `the server rejected our request due to an error in our request: ${ops.error.message}`,
+        );
+      try {
+        result = jsonPatch(current, ops.data);
+      } catch (err) {
+        if (err instanceof PatchError) throw errors.unprocessable(err.message);
+        throw err;
+      }
+    } else {
+      if (!isRecord(doc))
+        throw errors.badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
+      result = mergePatch(current, doc as Json);
+    }
+    const obj = this.decodeBody(def, result, ns);
+    if (obj.metadata.name !== name) {
+      throw errors.badRequest(
+        `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    const rv = obj.metadata.resourceVersion;
+    if (rv && rv !== old.metadata.resourceVersion) throw errors.conflict(def, name, OPTIMISTIC_LOCK);
+    obj.metadata.resourceVersion = old.metadata.resourceVersion;
+    return { status: 200, body: this.commitUpdate(def, old, obj, q) };
+  }
+
+  delete(def: ResourceDef, ns: string | undefined, name: string, body: unknown): Reply {
+    const opts = deleteOptionsSchema.safeParse(body ?? {});
+    if (!opts.success)
+      throw errors.badRequest(`DeleteOptions: ${opts.error.issues[0]?.message ?? 'invalid'}`);
+    const pre = opts.data.preconditions;
+    if (def === this.namespaces) {
+      return { status: 200, body: this.lifecycle.beginDelete(name, pre?.resourceVersion, pre?.uid) };
+    }
+    const res = resourceKey(def);
+    const key = this.key(def, ns, name);
+    const old = this.store.get(res, key);
+    if (!old) throw errors.notFound(def, name);
+    checkPreconditions(def, old, pre?.resourceVersion, pre?.uid);
+    if ((old.metadata.finalizers as string[] | undefined)?.length) {
+      // Finalizers hold the object: it only gets a deletionTimestamp until they are removed.
+      if (!old.metadata.deletionTimestamp) {
+        old.metadata.deletionTimestamp = nowSeconds();
+        old.metadata.deletionGracePeriodSeconds = 0;
+        return { status: 200, body: this.store.put(res, old) };
+      }
+      return { status: 200, body: old };
+    }
+    this.store.remove(res, key);
+    def.afterDelete?.(old);
+    return { status: 200, body: def.returnDeletedObject ? old : successStatus(def, name, old.metadata.uid) };
+  }
+
+  private key(def: ResourceDef, ns: string | undefined, name: string): string {
+    return objectKey({ metadata: def.namespaced && ns ? { name, namespace: ns } : { name } });
+  }
+
+  /** The envelope checks every write body goes through, then the resource's own decode. */
+  private decodeBody(def: ResourceDef, body: unknown, ns: string | undefined): KubeObject {
+    const cannot = (why: string) =>
+      errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${why}`);
+    if (!isRecord(body)) throw cannot('json: cannot unmarshal non-object into Go value');
+    const env = objectEnvelopeSchema.safeParse(stripNulls(body));
+    if (!env.success) {
+      const issue = env.error.issues[0];
+      throw cannot(`${issue?.path.join('.') ?? 'object'}: ${issue?.message ?? 'invalid'}`);
+    }
+    const { metadata = {}, ...rest } = env.data;
+    if (rest.apiVersion !== undefined && rest.apiVersion !== apiVersionOf(def)) {
+      throw errors.badRequest(
+        `the API version in the data (${rest.apiVersion}) does not match the expected API version (${apiVersionOf(def)})`,
+      );
+    }
+    if (rest.kind !== undefined && rest.kind !== def.kind) {
+      throw cannot(`the kind in the data (${rest.kind}) does not match the expected kind (${def.kind})`);
+    }
+    const meta: KubeObject['metadata'] = { ...metadata, name: metadata.name ?? '' };
+    if (def.namespaced) {
+      if (meta.namespace && meta.namespace !== ns) {
+        throw errors.badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
+      }
+      if (ns) meta.namespace = ns;
+    } else {
+      delete meta.namespace;
+    }
+    const obj = shape(def, meta, rest);
+    const bad = def.decode?.(obj);
+    if (bad) throw errors.badRequest(bad);
+    return obj;
+  }
+
+  private validate(def: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
+    const errs = [...validateObjectMeta(obj, def.nameRule), ...(def.validate?.(obj, old) ?? [])];
+    if (errs.length) throw invalidError(def.group, def.kind, obj.metadata.name, errs);
+  }
+
+  private createObject(def: ResourceDef, ns: string | undefined, obj: KubeObject, q: WriteQuery): KubeObject {
+    const meta = obj.metadata;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = nowSeconds();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.managedFields;
+    if (def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    def.prepare?.(obj, undefined);
+    this.validate(def, obj, undefined);
+    if (def.namespaced && ns) this.lifecycle.admitCreate(def, ns, meta.name);
+    const res = resourceKey(def);
+    if (this.store.get(res, objectKey(obj))) throw errors.alreadyExists(def, meta.name);
+    // Placeholder so the RV the store stamps keeps its place in the metadata field order.
+    meta.resourceVersion = '0';
+    if (q.dryRun === 'All') return shape(def, meta, obj);
+    def.beforeCommit?.(obj, undefined);
+    return this.store.put(res, shape(def, meta, obj));
+  }
+
+  private commitUpdate(def: ResourceDef, old: KubeObject, obj: KubeObject, q: WriteQuery): KubeObject {
+    const meta = obj.metadata;
+    if (meta.uid && meta.uid !== old.metadata.uid) {
+      throw errors.conflict(
+        def,
+        meta.name,
+        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${old.metadata.uid ?? ''}`,
+      );
+    }
+    // System-owned metadata always comes from storage.
+    meta.uid = old.metadata.uid;
+    meta.creationTimestamp = old.metadata.creationTimestamp;
+    if (old.metadata.namespace) meta.namespace = old.metadata.namespace;
+    if (old.metadata.deletionTimestamp) {
+      meta.deletionTimestamp = old.metadata.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = old.metadata.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    delete meta.managedFields;
+    if (def.tracksGeneration) meta.generation = old.metadata.generation ?? 1;
+    else delete meta.generation;
+    def.prepare?.(obj, old);
+    this.validate(def, obj, old);
+    if (def.tracksGeneration && canonical(obj.spec) !== canonical(old.spec))
+      meta.generation = (old.metadata.generation ?? 0) + 1;
+    meta.resourceVersion = old.metadata.resourceVersion;
+    const next = shape(def, meta, obj);
+    // An update that changes nothing is not written: no new RV, no watch event.
+    if (canonical(next) === canonical(old)) return old;
+    if (q.dryRun === 'All') return next;
+    def.beforeCommit?.(next, old);
+    const res = resourceKey(def);
+    if (
+      def !== this.namespaces &&
+      next.metadata.deletionTimestamp &&
+      !(next.metadata.finalizers as string[] | undefined)?.length
+    ) {
+      // The last finalizer is gone from an object being deleted: the delete completes now.
+      const removed = this.store.put(res, next);
+      this.store.remove(res, objectKey(next));
+      def.afterDelete?.(removed);
+      return removed;
+    }
+    const stored = this.store.put(res, next);
+    def.afterUpdate?.(stored, old);
+    return stored;
+  }
+}

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { silentLogger, type Logger } from '../log/logger.js';
+import { Authenticator, type KubesimToken } from './auth.js';
+import { Faults, type KubesimFaults } from './faults.js';
+import { ResourceHandlers } from './handlers.js';
+import { IpAllocator, PortAllocator } from './ipalloc.js';
+import { buildKubeConfig, writeKubeconfigFile } from './kubeconfig.js';
+import { NamespaceLifecycle } from './lifecycle.js';
+import { coreEventResource, eventsV1Resource } from './resources/events.js';
+import { leaseResource } from './resources/leases.js';
+import { namespaceResource } from './resources/namespaces.js';
+import { Registry } from './resources/registry.js';
+import { serviceResource } from './resources/services.js';
+import { KubesimServer } from './server.js';
+import { Store } from './store.js';
+import { WatchHub } from './watch.js';
+
+/**
+ * kubesim: a local Kubernetes API server simulator for tests and the demo. It serves
+ * namespaces, services, events and leases over plain HTTP on loopback with the semantics of a
+ * real kube-apiserver (resourceVersions, conflicts, validation, selectors, pagination, watches,
+ * RBAC-style denials), plus fault injection. See docs/kubesim.md.
+ */
+
+export type { KubesimToken, PolicyRule } from './auth.js';
+export type { FailRequestsRule, KubesimFaults } from './faults.js';
+
+export interface KubesimOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 (default) lets the OS choose. */
+  port?: number;
+  /** Extra identities; a token without rules is an admin. */
+  tokens?: KubesimToken[];
+  /** Interval of BOOKMARK events on watches that ask for them; default 60000 (about what a real server does). */
+  bookmarkIntervalMs?: number;
+  /** Events kept for watch replay and continue tokens; default 1000. */
+  compactionWindow?: number;
+  /** Delay before a Terminating namespace's content is removed; default 50. */
+  namespaceFinalizeDelayMs?: number;
+  /** Default 10.96.0.0/12. */
+  serviceClusterIpRange?: string;
+  /** Default ['default', 'kube-system']. */
+  initialNamespaces?: string[];
+  logger?: Logger;
+}
+
+export interface Kubesim {
+  /** http://host:port, stable across restart(). */
+  url: string;
+  adminToken: string;
+  /** A loaded KubeConfig for the admin token or the given one. */
+  kubeConfig(token?: string): KubeConfig;
+  writeKubeconfig(path: string, token?: string): Promise<void>;
+  faults: KubesimFaults;
+  /** Drops the whole event history: older watch RVs and continue tokens become 410. */
+  compact(): void;
+  /** Closes every connection and the listener, then listens again on the same port; state is kept. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> {
+  const log = opts.logger ?? silentLogger();
+  const host = opts.host ?? '127.0.0.1';
+  const store = new Store(opts.compactionWindow ?? 1000);
+  const registry = new Registry();
+  const namespaces = namespaceResource();
+  registry.add(namespaces);
+  registry.add(
+    serviceResource(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator()),
+  );
+  registry.add(coreEventResource());
+  registry.add(leaseResource());
+  registry.add(eventsV1Resource());
+
+  const lifecycle = new NamespaceLifecycle(
+    store,
+    registry,
+    namespaces,
+    opts.namespaceFinalizeDelayMs ?? 50,
+    log,
+  );
+  const handlers = new ResourceHandlers(store, lifecycle, namespaces);
+  const watches = new WatchHub(store, opts.bookmarkIntervalMs ?? 60_000);
+  const faults = new Faults(watches);
+
+  const tokens = [...(opts.tokens ?? [])];
+  let adminToken = tokens.find((t) => !t.rules)?.token;
+  if (!adminToken) {
+    adminToken = `kubesim-${randomBytes(16).toString('hex')}`;
+    tokens.push({ token: adminToken, user: 'kubesim-admin' });
+  }
+  const auth = new Authenticator(tokens);
+
+  for (const name of opts.initialNamespaces ?? ['default', 'kube-system']) {
+    handlers.create(namespaces, undefined, { metadata: { name } }, {});
+  }
+
+  const server = new KubesimServer({ registry, handlers, watches, faults, auth, log });
+  const port = await server.listen(host, opts.port ?? 0);
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const admin = adminToken;
+  let stopped = false;
+
+  return {
+    url,
+    adminToken: admin,
+    kubeConfig: (token = admin) => buildKubeConfig(url, token),
+    writeKubeconfig: (path, token = admin) => writeKubeconfigFile(path, url, token),
+    faults,
+    compact: () => store.compact(),
+    async restart() {
+      await server.close();
+      await server.listen(host, port);
+      log.debug({ url }, 'kubesim restarted');
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      lifecycle.stop();
+      watches.dispose();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { ResourceDef } from './resources/registry.js';
+import { apiVersionOf, resourceKey } from './resources/registry.js';
+import { continueTokenSchema, type ContinueToken, type ListQuery } from './schemas.js';
+import { matches, type ObjectFilter } from './selectors.js';
+import { errors } from './status.js';
+import { objectKey, type Store } from './store.js';
+import type { KubeObject } from './types.js';
+import { field, invalidError } from './validation/field.js';
+
+/**
+ * List semantics of the etcd3 storage layer: resourceVersion/resourceVersionMatch, limit and
+ * continue. A continued list is served from a snapshot at the first page's RV (reconstructed
+ * from the event log), so pages are consistent; once that history is compacted the token is 410.
+ */
+
+export interface ListBody {
+  kind: string;
+  apiVersion: string;
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: Omit<KubeObject, 'kind' | 'apiVersion'>[];
+}
+
+const EXPIRED_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list ' +
+  'without the continue parameter, or use the continue token in this response to retrieve the remainder of the ' +
+  'results. Continuing with the provided token results in an inconsistent list - objects that were created, ' +
+  'modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/** RV -1 marks an "inconsistent continuation": resume at the latest state (what 410 offers). */
+const LATEST = -1;
+
+export function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify(token)).toString('base64url');
+}
+
+function decodeContinue(raw: string): ContinueToken {
+  try {
+    const parsed = continueTokenSchema.safeParse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // fall through to the error below
+  }
+  throw errors.badRequest(
+    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+  );
+}
+
+/** Parses an RV query value; the apiserver answers a non-numeric one with 400. */
+export function parseResourceVersion(raw: string): number {
+  if (!/^\d+$/.test(raw)) {
+    throw errors.badRequest(
+      `resourceVersion: Invalid value: ${JSON.stringify(raw)}: strconv.ParseUint: parsing ${JSON.stringify(raw)}: invalid syntax`,
+    );
+  }
+  return Number(raw);
+}
+
+function listOptionsInvalid(detail: string) {
+  return invalidError('meta.k8s.io', 'ListOptions', '', [field.forbidden('resourceVersionMatch', detail)]);
+}
+
+export function listObjects(
+  store: Store,
+  def: ResourceDef,
+  namespace: string | undefined,
+  query: ListQuery,
+  filter: ObjectFilter,
+): ListBody {
+  const resource = resourceKey(def);
+  const rvParam = query.resourceVersion ?? '';
+  let items: KubeObject[];
+  let listRv: number;
+  let startKey = '';
+
+  if (query.continue) {
+    if (rvParam !== '' && rvParam !== '0') {
+      throw errors.badRequest('specifying resource version is not allowed when using continue');
+    }
+    if (query.resourceVersionMatch)
+      throw listOptionsInvalid('resourceVersionMatch is forbidden when continue is provided');
+    const token = decodeContinue(query.continue);
+    startKey = token.start;
+    if (token.rv === LATEST) {
+      listRv = store.currentRv();
+      items = store.list(resource, namespace);
+    } else {
+      const snapshot = store.listAt(resource, token.rv, namespace);
+      if (!snapshot) {
+        throw errors.expired(
+          EXPIRED_CONTINUE,
+          encodeContinue({ v: 'meta.k8s.io/v1', rv: LATEST, start: token.start }),
+        );
+      }
+      listRv = token.rv;
+      items = snapshot;
+    }
+  } else {
+    if (query.resourceVersionMatch && rvParam === '') {
+      throw listOptionsInvalid('resourceVersionMatch is forbidden unless resourceVersion is provided');
+    }
+    const current = store.currentRv();
+    if (rvParam !== '' && rvParam !== '0') {
+      const rv = parseResourceVersion(rvParam);
+      // A real server waits up to ~3 s for a future RV before failing; kubesim fails at once.
+      if (rv > current) throw errors.tooLargeResourceVersion(rv, current);
+      if (query.resourceVersionMatch === 'Exact') {
+        const snapshot = store.listAt(resource, rv, namespace);
+        if (!snapshot) throw errors.expired(`too old resource version: ${rv} (${store.oldestAvailableRv()})`);
+        items = snapshot;
+        listRv = rv;
+      } else {
+        items = store.list(resource, namespace);
+        listRv = current;
+      }
+    } else {
+      items = store.list(resource, namespace);
+      listRv = current;
+    }
+  }
+
+  const limit = query.limit ?? 0;
+  let i = startKey ? items.findIndex((o) => objectKey(o) >= startKey) : 0;
+  if (i < 0) i = items.length;
+  const out: KubeObject[] = [];
+  for (; i < items.length && (limit === 0 || out.length < limit); i++) {
+    const obj = items[i];
+    if (obj && matches(filter, obj)) out.push(obj);
+  }
+  const metadata: ListBody['metadata'] = { resourceVersion: String(listRv) };
+  const last = out[out.length - 1];
+  if (limit > 0 && out.length === limit && i < items.length && last) {
+    metadata.continue = encodeContinue({
+      v: 'meta.k8s.io/v1',
+      rv: listRv,
+      start: `${objectKey(last)}\u0000`,
+    });
+    if (filter.empty) metadata.remainingItemCount = items.length - i;
+  }
+  return {
+    kind: def.listKind,
+    apiVersion: apiVersionOf(def),
+    metadata,
+    // Typed lists from a real server carry no kind/apiVersion on their items.
+    items: out.map(({ kind: _k, apiVersion: _a, ...rest }) => rest),
+  };
+}

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { isRecord, type KubeObject } from '../types.js';
+import { field, type FieldError } from '../validation/field.js';
+import { isDNS1123Subdomain } from '../validation/names.js';
+import { decodeWith } from './decode.js';
+import type { ResourceDef } from './registry.js';
+
+/**
+ * Events in both API groups. A real server stores them once and converts between the views;
+ * kubesim keeps two separate collections (see docs/kubesim.md), which is enough for a recorder.
+ */
+
+const objectRef = z.looseObject({
+  kind: z.string().optional(),
+  namespace: z.string().optional(),
+  name: z.string().optional(),
+  uid: z.string().optional(),
+  apiVersion: z.string().optional(),
+  fieldPath: z.string().optional(),
+});
+
+const coreEventSchema = z.looseObject({
+  involvedObject: objectRef.optional(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  type: z.string().optional(),
+  count: z.number().int().optional(),
+  source: z.looseObject({ component: z.string().optional(), host: z.string().optional() }).optional(),
+});
+
+const eventsV1Schema = z.looseObject({
+  eventTime: z.string().optional(),
+  regarding: objectRef.optional(),
+  reason: z.string().optional(),
+  note: z.string().optional(),
+  type: z.string().optional(),
+  action: z.string().optional(),
+  reportingController: z.string().optional(),
+  reportingInstance: z.string().optional(),
+});
+
+const TYPES = ['Normal', 'Warning'];
+
+function str(o: KubeObject, ...path: string[]): string {
+  let cur: unknown = o;
+  for (const p of path) cur = isRecord(cur) ? cur[p] : undefined;
+  return typeof cur === 'string' ? cur : '';
+}
+
+const common = {
+  version: 'v1',
+  kind: 'Event',
+  listKind: 'EventList',
+  plural: 'events',
+  singular: 'event',
+  namespaced: true,
+  verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  allowCreateOnUpdate: true,
+  allowUnconditionalUpdate: true,
+  returnDeletedObject: false,
+  tracksGeneration: false,
+  nameRule: isDNS1123Subdomain,
+} satisfies Partial<ResourceDef>;
+
+export function coreEventResource(): ResourceDef {
+  return {
+    ...common,
+    group: '',
+    shortNames: ['ev'],
+    verbs: [...common.verbs],
+    decode: (obj) => decodeWith(coreEventSchema, obj, 'Event', 'v1'),
+    validate(obj) {
+      const errs: FieldError[] = [];
+      const ns = str(obj, 'involvedObject', 'namespace');
+      if (ns !== '' && ns !== obj.metadata.namespace) {
+        errs.push(field.invalid('involvedObject.namespace', ns, 'does not match event.namespace'));
+      }
+      const type = str(obj, 'type');
+      if (type !== '' && !TYPES.includes(type))
+        errs.push(field.invalid('type', '', `has invalid value: ${type}`));
+      return errs;
+    },
+    selectableFields: {
+      'involvedObject.kind': (o) => str(o, 'involvedObject', 'kind'),
+      'involvedObject.namespace': (o) => str(o, 'involvedObject', 'namespace'),
+      'involvedObject.name': (o) => str(o, 'involvedObject', 'name'),
+      'involvedObject.uid': (o) => str(o, 'involvedObject', 'uid'),
+      reason: (o) => str(o, 'reason'),
+      type: (o) => str(o, 'type'),
+    },
+  };
+}
+
+export function eventsV1Resource(): ResourceDef {
+  return {
+    ...common,
+    group: 'events.k8s.io',
+    shortNames: ['ev'],
+    verbs: [...common.verbs],
+    decode: (obj) => decodeWith(eventsV1Schema, obj, 'Event', 'events.k8s.io/v1'),
+    validate(obj) {
+      // ValidateEventCreate for requests through events.k8s.io/v1.
+      const errs: FieldError[] = [];
+      if (!str(obj, 'eventTime')) errs.push(field.required('eventTime'));
+      const type = str(obj, 'type');
+      if (!TYPES.includes(type)) errs.push(field.invalid('type', '', `has invalid value: ${type}`));
+      if (!str(obj, 'reportingController')) errs.push(field.required('reportingController'));
+      if (!str(obj, 'reportingInstance')) errs.push(field.required('reportingInstance'));
+      if (!str(obj, 'action')) errs.push(field.required('action'));
+      if (!str(obj, 'reason')) errs.push(field.required('reason'));
+      if (str(obj, 'note').length > 1024)
+        errs.push(field.invalid('note', '', 'can have at most 1024 characters'));
+      const ns = str(obj, 'regarding', 'namespace');
+      if (ns !== '' && ns !== obj.metadata.namespace) {
+        errs.push(field.invalid('regarding.namespace', ns, 'does not match event.namespace'));
+      }
+      return errs;
+    },
+    selectableFields: {
+      'regarding.kind': (o) => str(o, 'regarding', 'kind'),
+      'regarding.namespace': (o) => str(o, 'regarding', 'namespace'),
+      'regarding.name': (o) => str(o, 'regarding', 'name'),
+      reason: (o) => str(o, 'reason'),
+      type: (o) => str(o, 'type'),
+    },
+  };
+}

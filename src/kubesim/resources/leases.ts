@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { KubeObject } from '../types.js';
+import { field, type FieldError } from '../validation/field.js';
+import { isDNS1123Subdomain } from '../validation/names.js';
+import { decodeWith } from './decode.js';
+import type { ResourceDef } from './registry.js';
+
+const microTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not an RFC 3339 time');
+
+const leaseSpecSchema = z.looseObject({
+  holderIdentity: z.string().optional(),
+  leaseDurationSeconds: z.number().int().optional(),
+  acquireTime: microTime.optional(),
+  renewTime: microTime.optional(),
+  leaseTransitions: z.number().int().optional(),
+  strategy: z.string().optional(),
+  preferredHolder: z.string().optional(),
+});
+const leaseBodySchema = z.looseObject({ spec: leaseSpecSchema.optional() });
+
+/** metav1.MicroTime serialises with exactly six fractional digits in UTC. */
+function formatMicroTime(s: string): string {
+  const iso = new Date(Date.parse(s)).toISOString(); // 2024-01-01T00:00:00.123Z
+  const micros = /\.(\d+)/.exec(s)?.[1]?.padEnd(6, '0').slice(0, 6) ?? '000000';
+  return `${iso.slice(0, 19)}.${micros}Z`;
+}
+
+function leaseSpec(obj: KubeObject) {
+  return leaseSpecSchema.parse(obj.spec ?? {});
+}
+
+export function leaseResource(): ResourceDef {
+  return {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    kind: 'Lease',
+    listKind: 'LeaseList',
+    plural: 'leases',
+    singular: 'lease',
+    namespaced: true,
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    returnDeletedObject: false,
+    tracksGeneration: false,
+    nameRule: isDNS1123Subdomain,
+    decode: (obj) => decodeWith(leaseBodySchema, obj, 'Lease', 'coordination.k8s.io/v1'),
+    prepare(obj) {
+      const spec = leaseSpec(obj);
+      if (spec.acquireTime) spec.acquireTime = formatMicroTime(spec.acquireTime);
+      if (spec.renewTime) spec.renewTime = formatMicroTime(spec.renewTime);
+      obj.spec = spec;
+    },
+    validate(obj) {
+      // ValidateLeaseSpec in pkg/apis/coordination/validation.
+      const spec = leaseSpec(obj);
+      const errs: FieldError[] = [];
+      if (spec.leaseDurationSeconds !== undefined && spec.leaseDurationSeconds <= 0) {
+        errs.push(
+          field.invalid('spec.leaseDurationSeconds', spec.leaseDurationSeconds, 'must be greater than 0'),
+        );
+      }
+      if (spec.leaseTransitions !== undefined && spec.leaseTransitions < 0) {
+        errs.push(
+          field.invalid('spec.leaseTransitions', spec.leaseTransitions, 'must be greater than or equal to 0'),
+        );
+      }
+      return errs;
+    },
+    selectableFields: {},
+  };
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { isRecord } from '../types.js';
+import { isDNS1123Label } from '../validation/names.js';
+import { decodeWith } from './decode.js';
+import type { ResourceDef } from './registry.js';
+
+const namespaceBodySchema = z.looseObject({
+  spec: z.looseObject({ finalizers: z.array(z.string()).optional() }).optional(),
+  status: z.looseObject({ phase: z.string().optional() }).optional(),
+});
+
+/** The label every namespace carries since 1.21 (NamespaceDefaultLabelName), kept in sync with the name. */
+const NAME_LABEL = 'kubernetes.io/metadata.name';
+
+export function namespaceResource(): ResourceDef {
+  return {
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    listKind: 'NamespaceList',
+    plural: 'namespaces',
+    singular: 'namespace',
+    shortNames: ['ns'],
+    namespaced: false,
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    returnDeletedObject: true,
+    tracksGeneration: false,
+    nameRule: isDNS1123Label,
+    decode: (obj) => decodeWith(namespaceBodySchema, obj, 'Namespace', 'v1'),
+    prepare(obj, old) {
+      obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [NAME_LABEL]: obj.metadata.name };
+      if (old) {
+        // Phase and finalizers belong to the namespace lifecycle, not to spec writers.
+        obj.spec = old.spec;
+        obj.status = old.status;
+      } else {
+        obj.spec = { finalizers: ['kubernetes'] };
+        obj.status = { phase: 'Active' };
+      }
+    },
+    selectableFields: {
+      'status.phase': (o) => (isRecord(o.status) && typeof o.status.phase === 'string' ? o.status.phase : ''),
+    },
+  };
+}

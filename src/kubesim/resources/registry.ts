@@ -1,0 +1,85 @@
+import type { KubeObject, Verb } from '../types.js';
+import type { FieldError } from '../validation/field.js';
+
+/**
+ * Everything the generic storage and handler layer needs to know about one resource. Adding a
+ * resource (a CRD, say) means writing one of these and registering it; no handler changes.
+ */
+export interface ResourceDef {
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames?: string[];
+  namespaced: boolean;
+  /** Verbs served (and advertised in discovery). */
+  verbs: Verb[];
+  /** strategy.AllowCreateOnUpdate(): PUT on a missing object creates it. */
+  allowCreateOnUpdate: boolean;
+  /** strategy.AllowUnconditionalUpdate(): PUT without metadata.resourceVersion is accepted. */
+  allowUnconditionalUpdate: boolean;
+  /** Delete answers with the deleted object instead of a success Status. */
+  returnDeletedObject: boolean;
+  /** metadata.generation starts at 1 and is bumped when `spec` changes. */
+  tracksGeneration: boolean;
+  /** The rule for metadata.name (DNS-1035 label, DNS-1123 subdomain, ...). */
+  nameRule: (name: string) => string[];
+  /**
+   * Structural decode of a request body: wrong JSON types are a 400 BadRequest on a real server
+   * (the Go decoder fails), semantic errors come later as 422. Returns a decode error text.
+   */
+  decode?: (obj: KubeObject) => string | undefined;
+  /** Defaulting and strategy.PrepareForCreate/PrepareForUpdate (old is set on update). */
+  prepare?: (obj: KubeObject, old: KubeObject | undefined) => void;
+  /** Validation (create rules, plus update rules when old is set). */
+  validate?: (obj: KubeObject, old: KubeObject | undefined) => FieldError[];
+  /** Storage-side allocations just before the write (ClusterIPs); may throw an ApiError. */
+  beforeCommit?: (obj: KubeObject, old: KubeObject | undefined) => void;
+  /** Releases what the old object held and the new one no longer does (after an update). */
+  afterUpdate?: (obj: KubeObject, old: KubeObject) => void;
+  /** Releases whatever the object held (after a delete, including namespace cascades). */
+  afterDelete?: (obj: KubeObject) => void;
+  /** Extra field selector labels beyond metadata.name/metadata.namespace. */
+  selectableFields?: Record<string, (obj: KubeObject) => string | undefined>;
+}
+
+export function apiVersionOf(def: Pick<ResourceDef, 'group' | 'version'>): string {
+  return def.group ? `${def.group}/${def.version}` : def.version;
+}
+
+/** Storage key of a resource type: unique across groups. */
+export function resourceKey(def: Pick<ResourceDef, 'group' | 'plural'>): string {
+  return `${def.group}/${def.plural}`;
+}
+
+export class Registry {
+  private readonly defs: ResourceDef[] = [];
+
+  add(def: ResourceDef): void {
+    this.defs.push(def);
+  }
+
+  all(): readonly ResourceDef[] {
+    return this.defs;
+  }
+
+  find(group: string, version: string, plural: string): ResourceDef | undefined {
+    return this.defs.find((d) => d.group === group && d.version === version && d.plural === plural);
+  }
+
+  /** Group/version pairs served, in registration order, core first. */
+  groupVersions(): { group: string; version: string }[] {
+    const seen = new Set<string>();
+    const out: { group: string; version: string }[] = [];
+    for (const d of this.defs) {
+      const k = `${d.group}/${d.version}`;
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push({ group: d.group, version: d.version });
+      }
+    }
+    return out;
+  }
+}

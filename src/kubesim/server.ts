@@ -1,0 +1,284 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { parse as parseYaml } from 'yaml';
+import type { Logger } from '../log/logger.js';
+import { authorize, forbidden, type Authenticator, type RequestAttributes } from './auth.js';
+import { coreVersions, group, groupList, resourceList, versionInfo } from './discovery.js';
+import type { Faults } from './faults.js';
+import { buildFilter } from './filter.js';
+import type { ResourceHandlers, Reply } from './handlers.js';
+import { parseResourceVersion } from './list.js';
+import type { Registry, ResourceDef } from './resources/registry.js';
+import { route, verbOf } from './router.js';
+import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
+import { ApiError, errors } from './status.js';
+import { field, invalidError, type FieldError } from './validation/field.js';
+import type { WatchHub } from './watch.js';
+
+/**
+ * The HTTP front: authentication, fault injection, routing, authorization, body reading and
+ * reply encoding. Everything resource-specific lives behind ResourceHandlers and WatchHub.
+ */
+
+const MAX_BODY = 3 * 1024 * 1024;
+
+export interface ServerDeps {
+  registry: Registry;
+  handlers: ResourceHandlers;
+  watches: WatchHub;
+  faults: Faults;
+  auth: Authenticator;
+  log: Logger;
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  // The apiserver's JSON serializer ends every document with a newline.
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(errors.requestEntityTooLarge());
+        req.resume();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+async function readObject(req: IncomingMessage, def: ResourceDef): Promise<unknown> {
+  const raw = await readBody(req);
+  try {
+    return (req.headers['content-type'] ?? '').includes('yaml') ? parseYaml(raw) : JSON.parse(raw);
+  } catch (err) {
+    throw errors.badRequest(
+      `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+function parseQuery(params: URLSearchParams): ListQuery {
+  const parsed = listQuerySchema.safeParse(queryObject(params));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw errors.badRequest(`${issue?.path.join('.') ?? 'query'}: ${issue?.message ?? 'invalid value'}`);
+  }
+  return parsed.data;
+}
+
+export class KubesimServer {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly deps: ServerDeps) {
+    this.server = createServer((req, res) => {
+      void this.handle(req, res);
+    });
+    this.server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.server.once('error', onError);
+      this.server.listen(port, host, () => {
+        this.server.off('error', onError);
+        const addr = this.server.address();
+        resolve(typeof addr === 'object' && addr ? addr.port : port);
+      });
+    });
+  }
+
+  /** Stops listening and tears down every connection, watches included. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.deps.watches.close();
+      this.server.close(() => resolve());
+      for (const s of this.sockets) s.destroy();
+      this.sockets.clear();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { log } = this.deps;
+    const method = req.method ?? 'GET';
+    try {
+      await this.deps.faults.delay();
+      const url = new URL(req.url ?? '/', 'http://kubesim');
+      const reply = await this.dispatch(req, res, method, url);
+      if (reply) send(res, reply.status, reply.body);
+      log.debug({ method, path: url.pathname, status: reply?.status ?? 200 }, 'kubesim request');
+    } catch (err) {
+      if (err instanceof ApiError) {
+        send(res, err.code, err.status, err.headers);
+        log.debug(
+          { method, url: req.url, status: err.code, reason: err.status.reason },
+          'kubesim request failed',
+        );
+      } else {
+        log.error({ err, method, url: req.url }, 'kubesim internal error');
+        const e = errors.internal(err instanceof Error ? err.message : String(err));
+        send(res, 500, e.status);
+      }
+    }
+  }
+
+  /** Returns the reply to send, or undefined when the response was taken over (watch). */
+  private async dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    url: URL,
+  ): Promise<Reply | undefined> {
+    const { registry, handlers, faults, auth } = this.deps;
+    const r = route(registry, url.pathname);
+    if (r.kind === 'public') {
+      if (r.path === '/version') return { status: 200, body: versionInfo() };
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('ok');
+      return undefined;
+    }
+    const user = auth.authenticate(req.headers.authorization);
+    if (!user) throw errors.unauthorized();
+    if (r.kind === 'unknown') throw errors.pathNotFound();
+
+    if (r.kind === 'discovery') {
+      if (method !== 'GET') throw errors.methodNotAllowed();
+      const injected = faults.failureFor('get', undefined);
+      if (injected) throw injected;
+      const host = req.headers.host ?? '';
+      let body: unknown;
+      if (r.path === '/api') body = coreVersions(host);
+      else if (r.path === '/apis') body = groupList(registry);
+      else if (r.path === '/apis/group') body = group(registry, r.group ?? '');
+      else body = resourceList(registry, r.group ?? '', r.version ?? '');
+      if (!body) throw errors.pathNotFound();
+      return { status: 200, body };
+    }
+
+    const { def, namespace, name } = r;
+    if (def.namespaced && namespace === undefined && name !== undefined) throw errors.pathNotFound();
+    const query = parseQuery(url.searchParams);
+    const watch = r.watchPath || (method === 'GET' && query.watch === true);
+    const verb = verbOf(method, name !== undefined, watch);
+    if (!verb || !def.verbs.includes(verb)) throw errors.methodNotAllowed();
+    if (def.namespaced && namespace === undefined && verb !== 'list' && verb !== 'watch')
+      throw errors.methodNotAllowed();
+
+    const injected = faults.failureFor(verb, def.plural);
+    if (injected) throw injected;
+    const attrs: RequestAttributes = { verb, group: def.group, resource: def.plural, namespace, name };
+    if (!authorize(user, attrs)) throw forbidden(user, attrs);
+
+    const wq = writeQuerySchema.safeParse(queryObject(url.searchParams));
+    if (!wq.success) throw errors.badRequest(wq.error.issues[0]?.message ?? 'invalid query');
+    switch (verb) {
+      case 'get':
+        return handlers.get(def, namespace, name ?? '');
+      case 'list':
+        return handlers.list(def, namespace, query);
+      case 'watch':
+        this.serveWatch(def, namespace, name, query, res);
+        return undefined;
+      case 'create':
+        return handlers.create(def, namespace, await readObject(req, def), wq.data);
+      case 'update':
+        return handlers.update(def, namespace, name ?? '', await readObject(req, def), wq.data);
+      case 'patch':
+        return handlers.patch(
+          def,
+          namespace,
+          name ?? '',
+          req.headers['content-type'] ?? '',
+          await readBody(req),
+          wq.data,
+        );
+      case 'delete': {
+        const raw = (await readBody(req)).trim();
+        let body: unknown;
+        try {
+          body = raw ? JSON.parse(raw) : undefined;
+        } catch {
+          throw errors.badRequest('DeleteOptions: body is not valid JSON');
+        }
+        return handlers.delete(def, namespace, name ?? '', body);
+      }
+      default:
+        throw errors.methodNotAllowed();
+    }
+  }
+
+  private serveWatch(
+    def: ResourceDef,
+    namespace: string | undefined,
+    name: string | undefined,
+    q: ListQuery,
+    res: ServerResponse,
+  ): void {
+    // A watch on one object (legacy /watch/.../name) is a watch with a metadata.name field selector.
+    const fieldSelector = [q.fieldSelector, name !== undefined ? `metadata.name=${name}` : undefined]
+      .filter((s) => s)
+      .join(',');
+    const filter = buildFilter(def, q.labelSelector, fieldSelector);
+    const rvRaw = q.resourceVersion ?? '';
+    const rv = rvRaw === '' || rvRaw === '0' ? undefined : parseResourceVersion(rvRaw);
+    if (q.sendInitialEvents !== undefined) {
+      const errs: FieldError[] = [];
+      if (q.resourceVersionMatch !== 'NotOlderThan') {
+        errs.push(
+          field.forbidden(
+            'resourceVersionMatch',
+            'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+          ),
+        );
+      }
+      if (!q.allowWatchBookmarks) {
+        errs.push(
+          field.forbidden(
+            'allowWatchBookmarks',
+            'sendInitialEvents requires setting allowWatchBookmarks to true',
+          ),
+        );
+      }
+      if (errs.length) throw invalidError('meta.k8s.io', 'ListOptions', '', errs);
+    }
+    this.deps.watches.serve(
+      {
+        def,
+        namespace,
+        filter,
+        resourceVersion: rv,
+        allowBookmarks: q.allowWatchBookmarks === true,
+        timeoutSeconds: q.timeoutSeconds,
+        sendInitialEvents: q.sendInitialEvents === true,
+      },
+      res,
+    );
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The JSON shapes kubesim stores and serves. Objects are kept as plain JSON (the wire form) so
+ * that what a client sent, what is stored and what a watch replays are the same bytes; typed
+ * views for a resource's own rules are produced by that resource's zod schema.
+ */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  generateName?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  [key: string]: unknown;
+}
+
+/** A stored object: always carries kind/apiVersion and a named metadata block. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [key: string]: unknown;
+}
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/** Deep copy so stored state never aliases what a handler or a client-side test mutates. */
+export function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,147 @@
+/** One ingress connection from accept to close: preface, authentication, endpoint, upstream, piping. */
+import type { Socket } from 'node:net';
+import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
+import { encodeLine, type IngressSource } from '../../api/ingress/protocol.js';
+import { parseEndpointUrl } from '../../binding/endpoint-url.js';
+import type { Logger } from '../../log/logger.js';
+import type { MockConfig } from '../config.js';
+import { endpointsForUrl } from '../resources/endpoints.js';
+import type { MockServices } from '../services.js';
+import { readPreface, rejectConnection } from './handshake.js';
+import { pipeBoth, type PipeOutcome, type Piping } from './pipe.js';
+import { dialUpstream, upstreamTarget, type PoolSelector } from './upstream.js';
+
+export interface ConnectionContext {
+  services: MockServices;
+  config: MockConfig['ingress'];
+  pool: PoolSelector;
+  log: Logger;
+  isShuttingDown(): boolean;
+  /** Registers a running pipe so shutdown can tear it down; returns the unregister function. */
+  trackPipe(p: Piping): () => void;
+  /** Registers an upstream socket so shutdown can close it even before piping starts. */
+  trackUpstream(s: Socket): void;
+}
+
+/** Everything the per-connection log line carries. Never the authtoken. */
+interface ConnectionLog {
+  conn: number;
+  remote: string;
+  account?: string;
+  url?: string;
+  endpoint_id?: string;
+  source?: IngressSource;
+  outcome: PipeOutcome | 'rejected' | 'client_closed';
+  code?: IngressErrorCode;
+  error?: string;
+  bytes_in: number;
+  bytes_out: number;
+  duration_ms: number;
+}
+
+/** The one log message of the ingress: one line per connection, when it is over. */
+export const CONNECTION_LOG_MSG = 'ingress connection';
+
+let connectionCounter = 0;
+
+function remoteOf(socket: Socket): string {
+  const a = socket.remoteAddress ?? '?';
+  return `${a.includes(':') ? `[${a}]` : a}:${socket.remotePort ?? 0}`;
+}
+
+export async function serveConnection(socket: Socket, ctx: ConnectionContext): Promise<void> {
+  const started = performance.now();
+  const entry: ConnectionLog = {
+    conn: ++connectionCounter,
+    remote: remoteOf(socket),
+    outcome: 'closed',
+    bytes_in: 0,
+    bytes_out: 0,
+    duration_ms: 0,
+  };
+  // Guard against unhandled 'error' events between the steps; the piping adds its own handling.
+  socket.on('error', (err: NodeJS.ErrnoException) => (entry.error ??= err.code ?? err.message));
+  socket.setNoDelay(true);
+
+  const emit = () => {
+    entry.duration_ms = Math.round(performance.now() - started);
+    if (entry.outcome === 'rejected' && entry.code === 'ERR_750') ctx.log.error(entry, CONNECTION_LOG_MSG);
+    else ctx.log.info(entry, CONNECTION_LOG_MSG);
+  };
+  const reject = (code: IngressErrorCode, msg: string) => {
+    entry.outcome = 'rejected';
+    entry.code = code;
+    rejectConnection(socket, code, msg);
+    emit();
+  };
+
+  try {
+    const pre = await readPreface(socket, ctx.config.preface_timeout_ms);
+    if (pre.kind === 'closed') {
+      entry.outcome = 'client_closed';
+      socket.destroy();
+      emit();
+      return;
+    }
+    if (pre.kind === 'error') return reject(pre.code, pre.msg);
+    const { preface, rest } = pre;
+    if (preface.source) entry.source = preface.source;
+    if (ctx.isShuttingDown()) return reject('ERR_741', 'the ingress is shutting down');
+
+    const accountId = ctx.services.directory.accountForAuthtoken(preface.authtoken);
+    if (!accountId) return reject('ERR_710', 'the authtoken is not valid for any account');
+    entry.account = accountId;
+
+    const parsed = parseEndpointUrl(preface.url);
+    if (!parsed.ok) return reject('ERR_720', `invalid endpoint URL: ${parsed.message}`);
+    const url = parsed.value.url;
+    entry.url = url;
+
+    const endpoints = endpointsForUrl(ctx.services.state(accountId), url);
+    if (endpoints.length === 0) return reject('ERR_721', `no endpoint with URL ${url} in this account`);
+    const withUpstream = endpoints.filter((e) => e.upstream_url);
+    const endpoint = ctx.pool.select(accountId, url, withUpstream);
+    if (!endpoint?.upstream_url) {
+      entry.endpoint_id = endpoints[0]!.id;
+      return reject('ERR_722', `endpoint ${endpoints[0]!.id} (${url}) has no upstream_url`);
+    }
+    entry.endpoint_id = endpoint.id;
+    const target = upstreamTarget(endpoint.upstream_url);
+    if (!target) {
+      return reject(
+        'ERR_722',
+        `endpoint ${endpoint.id} has an upstream_url the ingress cannot dial (only http:// and tcp:// with a host and port)`,
+      );
+    }
+
+    const dialed = await dialUpstream(target, ctx.config.dial_timeout_ms);
+    if (!dialed.ok) return reject(dialed.code, `endpoint ${endpoint.id}: ${dialed.msg}`);
+    const upstream = dialed.socket;
+    ctx.trackUpstream(upstream);
+    if (socket.destroyed) {
+      upstream.destroy();
+      entry.outcome = 'client_closed';
+      emit();
+      return;
+    }
+    if (ctx.isShuttingDown()) {
+      upstream.destroy();
+      return reject('ERR_741', 'the ingress is shutting down');
+    }
+
+    socket.write(encodeLine({ ok: true, endpoint_id: endpoint.id }));
+    const piping = pipeBoth(socket, upstream, ctx.config.idle_timeout_ms, rest);
+    const untrack = ctx.trackPipe(piping);
+    const result = await piping.done;
+    untrack();
+    entry.outcome = result.outcome;
+    entry.bytes_in = result.bytesIn;
+    entry.bytes_out = result.bytesOut;
+    if (result.error) entry.error = result.error;
+    else delete entry.error;
+    emit();
+  } catch (err) {
+    entry.error = err instanceof Error ? err.message : String(err);
+    reject('ERR_750', 'internal ingress error');
+  }
+}

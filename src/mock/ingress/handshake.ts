@@ -1,0 +1,88 @@
+/** Reading the preface line from a fresh ingress connection and answering with the reply line. */
+import type { Socket } from 'node:net';
+import {
+  encodeLine,
+  LineReader,
+  MAX_PREFACE_BYTES,
+  parsePreface,
+  type IngressPreface,
+} from '../../api/ingress/protocol.js';
+import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
+
+export type PrefaceOutcome =
+  /** `rest`: bytes the client sent after the newline; they belong to the stream. */
+  | { kind: 'preface'; preface: IngressPreface; rest: Buffer }
+  | { kind: 'error'; code: IngressErrorCode; msg: string }
+  /** The client went away before finishing the line; there is nobody to answer. */
+  | { kind: 'closed' };
+
+/**
+ * Reads the preface. Resolves exactly once; on every outcome the socket is paused with no
+ * listeners of ours left on it, so the caller decides what happens next.
+ */
+export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceOutcome> {
+  return new Promise((resolve) => {
+    const reader = new LineReader(MAX_PREFACE_BYTES);
+    let settled = false;
+    const finish = (outcome: PrefaceOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('end', onClosed);
+      socket.off('close', onClosed);
+      socket.off('error', onClosed);
+      socket.pause();
+      resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      const r = reader.push(chunk);
+      if (r.kind === 'more') return;
+      if (r.kind === 'too_long') {
+        finish({
+          kind: 'error',
+          code: 'ERR_701',
+          msg: `the preface line is longer than ${MAX_PREFACE_BYTES} bytes`,
+        });
+        return;
+      }
+      const parsed = parsePreface(r.line);
+      finish(
+        parsed.ok
+          ? { kind: 'preface', preface: parsed.value, rest: r.rest }
+          : { kind: 'error', code: parsed.code, msg: parsed.msg },
+      );
+    };
+    const onClosed = () => finish({ kind: 'closed' });
+    const timer = setTimeout(
+      () =>
+        finish({
+          kind: 'error',
+          code: 'ERR_704',
+          msg: `no complete preface line within ${timeoutMs} ms`,
+        }),
+      timeoutMs,
+    );
+    socket.on('data', onData);
+    socket.on('end', onClosed);
+    socket.on('close', onClosed);
+    socket.on('error', onClosed);
+    socket.resume();
+  });
+}
+
+/**
+ * Answers `{"ok":false,...}` and closes politely: our write half ends at once, and whatever the
+ * client still sends is read and dropped until it closes too (or `lingerMs` passes). Destroying
+ * right away could reset the connection before the client has read the reply.
+ */
+export function rejectConnection(socket: Socket, code: IngressErrorCode, msg: string, lingerMs = 2000): void {
+  if (socket.destroyed) return;
+  socket.on('error', () => socket.destroy());
+  socket.on('data', () => undefined);
+  const timer = setTimeout(() => socket.destroy(), lingerMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.end(encodeLine({ ok: false, code, msg }));
+  socket.resume();
+}

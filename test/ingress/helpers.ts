@@ -1,0 +1,134 @@
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { TestMock } from '../helpers/mock-api.js';
+
+/** A loopback TCP server with its open sockets tracked, so close() never waits on a client. */
+export interface TestServer {
+  port: number;
+  upstreamUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(onConn: (s: Socket) => void): Promise<TestServer> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ allowHalfOpen: true }, (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    onConn(s);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    upstreamUrl: `tcp://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Echoes every byte back and ends its write side when the client ends. */
+export function startEcho(): Promise<TestServer> {
+  return startServer((s) => s.pipe(s));
+}
+
+/** A port that was just open and is now closed: connecting to it is refused. */
+export async function closedPort(): Promise<number> {
+  const s = await startServer(() => undefined);
+  await s.close();
+  return s.port;
+}
+
+export async function createEndpoint(
+  t: TestMock,
+  url: string,
+  extra: { upstream_url?: string; pooling_enabled?: boolean } = {},
+  apiKey?: string,
+): Promise<{ id: string }> {
+  const res = await t.raw('POST', '/endpoints', {
+    body: { url, bindings: ['kubernetes'], ...extra },
+    ...(apiKey ? { apiKey } : {}),
+  });
+  if (res.status !== 201) throw new Error(`POST /endpoints ${res.status}: ${res.text}`);
+  return res.json as { id: string };
+}
+
+/** Reads until the stream ends (or closes), bounded by `timeoutMs`. */
+export function readAll(s: NodeJS.ReadableStream & { destroy(): void }, timeoutMs = 10_000): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`readAll: no end within ${timeoutMs} ms; got "${Buffer.concat(chunks).toString()}"`));
+    }, timeoutMs);
+    s.on('data', (c: Buffer) => chunks.push(c));
+    const done = () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    };
+    s.once('end', done);
+    s.once('close', done);
+    s.once('error', () => undefined);
+    s.resume();
+  });
+}
+
+/** Reads until `n` bytes arrived (or the stream ends), bounded by `timeoutMs`; leaves the rest flowing off. */
+export function readBytes(s: Socket, n: number, timeoutMs = 10_000): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let got = 0;
+    const finish = (err?: Error) => {
+      clearTimeout(timer);
+      s.off('data', onData);
+      s.off('end', onEnd);
+      s.pause();
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks));
+    };
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      got += c.length;
+      if (got >= n) finish();
+    };
+    const onEnd = () => finish(new Error(`stream ended after ${got} of ${n} bytes`));
+    const timer = setTimeout(
+      () => finish(new Error(`readBytes: ${got} of ${n} bytes in ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    s.on('data', onData);
+    s.once('end', onEnd);
+    s.resume();
+  });
+}
+
+/** Connects with a plain socket, writes `data` (optionally ending), and returns all it reads until close. */
+export async function rawExchange(
+  address: string,
+  data: string | Buffer | undefined,
+  opts: { end?: boolean; timeoutMs?: number } = {},
+): Promise<string> {
+  const [host, port] = address.split(':') as [string, string];
+  const s = connect({ host, port: Number(port), allowHalfOpen: true });
+  await new Promise<void>((resolve, reject) => {
+    s.once('connect', resolve);
+    s.once('error', reject);
+  });
+  const all = readAll(s, opts.timeoutMs ?? 10_000);
+  if (data !== undefined) s.write(data);
+  if (opts.end) s.end();
+  const out = await all;
+  s.destroy();
+  return out.toString('utf8');
+}
+
+/** Polls `check` every 20 ms until it returns true, at most `timeoutMs`. */
+export async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

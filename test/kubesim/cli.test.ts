@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../src/cli/run.js';
+
+describe('endpoint-binder kubesim', () => {
+  it('prints help and rejects bad flags with exit code 2', async () => {
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await runCli(['kubesim', '--help'])).toBe(0);
+      expect(String(out.mock.calls[0]?.[0])).toContain('--kubeconfig <path>');
+      expect(await runCli(['kubesim', '--port', 'http'])).toBe(2);
+      expect(await runCli(['kubesim', '--nope'])).toBe(2);
+    } finally {
+      out.mockRestore();
+      err.mockRestore();
+    }
+  });
+
+  it('serves until SIGTERM and writes a kubeconfig client-node can use', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubesim-cli-'));
+    const path = join(dir, 'kubeconfig');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'kubesim', '--kubeconfig', path, '--token', 'cli-token'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let buf = '';
+        const timer = setTimeout(() => reject(new Error(`no log line: ${buf}`)), 15_000);
+        child.stdout.setEncoding('utf8');
+        child.stdout.on('data', (c: string) => {
+          buf += c;
+          const nl = buf.indexOf('\n');
+          if (nl >= 0) {
+            clearTimeout(timer);
+            resolve(buf.slice(0, nl));
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`exited early with ${code}`)));
+      });
+      const log = JSON.parse(line);
+      expect(log.msg).toBe('kubesim listening');
+      expect(log.kubeconfig).toBe(path);
+      expect(log.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(await readFile(path, 'utf8')).toContain('insecure-skip-tls-verify: true');
+      const kc = new KubeConfig();
+      kc.loadFromFile(path);
+      const ns = await kc.makeApiClient(CoreV1Api).listNamespace();
+      expect(ns.items.map((n) => n.metadata?.name)).toEqual(['default', 'kube-system']);
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
