@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../log/logger.js';
+import { listen } from '../net/listen.js';
 import { authorize, forbidden, type Authenticator, type RequestAttributes } from './auth.js';
 import { coreVersions, group, groupList, resourceList, versionInfo } from './discovery.js';
 import type { Faults } from './faults.js';
@@ -103,16 +104,8 @@ export class KubesimServer {
     });
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.server.once('error', onError);
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError);
-        const addr = this.server.address();
-        resolve(typeof addr === 'object' && addr ? addr.port : port);
-      });
-    });
+  async listen(host: string, port: number): Promise<number> {
+    return (await listen(this.server, host, port)).port;
   }
 
   /** Stops listening and tears down every connection, watches included. */

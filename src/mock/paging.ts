@@ -1,6 +1,8 @@
 import type { IdPrefix } from '../api/ids.js';
 import { hasIdPrefix } from '../api/ids.js';
+import type { RequestContext } from './http/context.js';
 import { MockError } from './http/errors.js';
+import type { Reply } from './http/router.js';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -46,4 +48,24 @@ export function paginate<T extends { id: string }>(
   next.set('limit', String(limit));
   next.set('before_id', last.id);
   return { items, nextPageUri: `${opts.baseUrl}${opts.path}?${next.toString()}` };
+}
+
+/** The reply of every list operation: one page under the resource's list key, `uri` and `next_page_uri`. */
+export function listReply<T extends { id: string }>(
+  ctx: Pick<RequestContext, 'query' | 'baseUrl'>,
+  spec: { key: string; path: string; prefix: IdPrefix; newestFirst: T[]; render: (item: T) => unknown },
+): Reply {
+  const page = paginate(spec.newestFirst, ctx.query, {
+    baseUrl: ctx.baseUrl,
+    path: spec.path,
+    prefix: spec.prefix,
+  });
+  return {
+    status: 200,
+    body: {
+      [spec.key]: page.items.map(spec.render),
+      uri: `${ctx.baseUrl}${spec.path}`,
+      next_page_uri: page.nextPageUri,
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../log/logger.js';
+import { listen } from '../net/listen.js';
 import { adminRoutes } from './admin/index.js';
 import type { AdminRouteSpec } from './admin/context.js';
 import { handleAdminRequest } from './admin/pipeline.js';
@@ -39,18 +39,6 @@ export interface MockApi {
   stop(): Promise<void>;
 }
 
-function listen(server: Server, host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const addr = server.address() as AddressInfo;
-      const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      resolve(`http://${h}:${addr.port}`);
-    });
-  });
-}
-
 async function closeGracefully(server: Server, graceMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
@@ -71,7 +59,7 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
   const server = createServer((req, res) => {
     void handlePublicRequest(router, services, req, res, lifecycle);
   });
-  const url = await listen(server, host, opts.port ?? 0);
+  const url = `http://${(await listen(server, host, opts.port ?? 0)).address}`;
 
   let admin: Server | undefined;
   let adminUrl: string | undefined;
@@ -81,7 +69,7 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
     admin = createServer((req, res) => {
       void handleAdminRequest(adminRouter, services, publicBase, req, res);
     });
-    adminUrl = await listen(admin, opts.admin.host ?? '127.0.0.1', opts.admin.port ?? 0);
+    adminUrl = `http://${(await listen(admin, opts.admin.host ?? '127.0.0.1', opts.admin.port ?? 0)).address}`;
   }
 
   let ingress: IngressServer | undefined;

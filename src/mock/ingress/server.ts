@@ -1,6 +1,7 @@
 /** The binding ingress listener: plain TCP on loopback, TLS with the development certificate anywhere. */
-import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { listen } from '../../net/listen.js';
 import type { MockServices } from '../services.js';
 import { CONNECTION_LOG_MSG, serveConnection } from './connection.js';
 import { devCertificate } from './dev-cert.js';
@@ -29,18 +30,6 @@ export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
   return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
-function listen(server: Server, host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const addr = server.address() as AddressInfo;
-      const h = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      resolve(`${h}:${addr.port}`);
-    });
-  });
 }
 
 /** Starts the binding ingress for the mock's accounts and endpoints. */
@@ -122,7 +111,7 @@ export async function startIngress(
     rawSockets.add(s);
     s.once('close', () => rawSockets.delete(s));
   });
-  const address = await listen(server, host, opts.port ?? 0);
+  const { address } = await listen(server, host, opts.port ?? 0);
   log.info({ address, tls: config.tls }, 'binding ingress listening');
 
   let stopping: Promise<void> | undefined;

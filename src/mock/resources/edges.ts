@@ -3,7 +3,7 @@ import { HTTPSEdgeCreate, HTTPSEdgeUpdate } from '../../api/schemas/edge.js';
 import type { RequestContext } from '../http/context.js';
 import { parseOrThrow } from '../http/errors.js';
 import type { RouteSpec } from '../http/router.js';
-import { paginate } from '../paging.js';
+import { listReply } from '../paging.js';
 import { validateHostports } from '../validation/edges/hostports.js';
 import { normalizeTlsTermination } from '../validation/edges/tls.js';
 import { checkHostportsFree, checkPassthrough } from './edge-checks.js';
@@ -77,19 +77,13 @@ function edgeRoutes(): RouteSpec[] {
       path: '/edges/https',
       paged: true,
       handler(ctx) {
-        const page = paginate(ctx.account.collection('https_edges').newestFirst(), ctx.query, {
-          baseUrl: ctx.baseUrl,
+        return listReply(ctx, {
+          key: 'https_edges',
           path: '/edges/https',
           prefix: ID_PREFIX.httpsEdge,
+          newestFirst: ctx.account.collection('https_edges').newestFirst(),
+          render: (e) => renderEdge(e, ctx.baseUrl),
         });
-        return {
-          status: 200,
-          body: {
-            https_edges: page.items.map((e) => renderEdge(e, ctx.baseUrl)),
-            uri: `${ctx.baseUrl}/edges/https`,
-            next_page_uri: page.nextPageUri,
-          },
-        };
       },
     },
     {

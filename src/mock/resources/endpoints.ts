@@ -12,7 +12,7 @@ import type { EndpointEventType } from '../events/log.js';
 import type { RequestContext } from '../http/context.js';
 import { MockError, parseOrThrow } from '../http/errors.js';
 import type { RouteSpec } from '../http/router.js';
-import { paginate } from '../paging.js';
+import { listReply } from '../paging.js';
 import type { MockServices } from '../services.js';
 import type { AccountState } from '../store/account-state.js';
 import { requireNonEmptyUpdate } from './shared.js';
@@ -208,19 +208,13 @@ export function endpointRoutes(): RouteSpec[] {
       query: ['filter'],
       handler(ctx) {
         checkFilter(ctx.query);
-        const page = paginate(ctx.account.collection('endpoints').newestFirst(), ctx.query, {
-          baseUrl: ctx.baseUrl,
+        return listReply(ctx, {
+          key: 'endpoints',
           path: '/endpoints',
           prefix: ID_PREFIX.endpoint,
+          newestFirst: ctx.account.collection('endpoints').newestFirst(),
+          render: (r) => renderEndpoint(r, ctx.baseUrl),
         });
-        return {
-          status: 200,
-          body: {
-            endpoints: page.items.map((r) => renderEndpoint(r, ctx.baseUrl)),
-            uri: `${ctx.baseUrl}/endpoints`,
-            next_page_uri: page.nextPageUri,
-          },
-        };
       },
     },
     {

@@ -3,7 +3,7 @@ import { IPPolicyCreate, IPPolicyUpdate, type IPPolicy } from '../../api/schemas
 import type { RequestContext } from '../http/context.js';
 import { MockError, parseOrThrow } from '../http/errors.js';
 import type { RouteSpec } from '../http/router.js';
-import { paginate } from '../paging.js';
+import { listReply } from '../paging.js';
 import { requireNonEmptyUpdate } from './shared.js';
 
 export interface IPPolicyRecord {
@@ -60,19 +60,13 @@ export function ipPolicyRoutes(): RouteSpec[] {
       path: '/ip_policies',
       paged: true,
       handler(ctx) {
-        const page = paginate(ctx.account.collection('ip_policies').newestFirst(), ctx.query, {
-          baseUrl: ctx.baseUrl,
+        return listReply(ctx, {
+          key: 'ip_policies',
           path: '/ip_policies',
           prefix: ID_PREFIX.ipPolicy,
+          newestFirst: ctx.account.collection('ip_policies').newestFirst(),
+          render: (r) => renderIPPolicy(r, ctx.baseUrl),
         });
-        return {
-          status: 200,
-          body: {
-            ip_policies: page.items.map((r) => renderIPPolicy(r, ctx.baseUrl)),
-            uri: `${ctx.baseUrl}/ip_policies`,
-            next_page_uri: page.nextPageUri,
-          },
-        };
       },
     },
     {

@@ -10,7 +10,7 @@ import { LAST_EVENT_ID_QUERY, serveEventStream } from '../events/stream.js';
 import type { RequestContext } from '../http/context.js';
 import { MockError, parseOrThrow } from '../http/errors.js';
 import type { RouteSpec } from '../http/router.js';
-import { paginate } from '../paging.js';
+import { listReply } from '../paging.js';
 import type { MockServices } from '../services.js';
 import { boundEndpoints, renderDeletedEndpoint, renderEndpoint } from './endpoints.js';
 
@@ -101,19 +101,13 @@ export function operatorRoutes(): RouteSpec[] {
       path: '/kubernetes_operators',
       paged: true,
       handler(ctx) {
-        const page = paginate(ctx.account.collection('kubernetes_operators').newestFirst(), ctx.query, {
-          baseUrl: ctx.baseUrl,
+        return listReply(ctx, {
+          key: 'operators',
           path: '/kubernetes_operators',
           prefix: ID_PREFIX.kubernetesOperator,
+          newestFirst: ctx.account.collection('kubernetes_operators').newestFirst(),
+          render: (r) => renderOperator(r, ctx.baseUrl, ctx.services),
         });
-        return {
-          status: 200,
-          body: {
-            operators: page.items.map((r) => renderOperator(r, ctx.baseUrl, ctx.services)),
-            uri: `${ctx.baseUrl}/kubernetes_operators`,
-            next_page_uri: page.nextPageUri,
-          },
-        };
       },
     },
     {
@@ -184,19 +178,13 @@ export function operatorRoutes(): RouteSpec[] {
       handler(ctx) {
         const op = findOperator(ctx, ctx.params['id']!);
         const path = `/kubernetes_operators/${op.id}/bound_endpoints`;
-        const page = paginate(boundEndpoints(ctx.account), ctx.query, {
-          baseUrl: ctx.baseUrl,
+        return listReply(ctx, {
+          key: 'endpoints',
           path,
           prefix: ID_PREFIX.endpoint,
+          newestFirst: boundEndpoints(ctx.account),
+          render: (r) => renderEndpoint(r, ctx.baseUrl),
         });
-        return {
-          status: 200,
-          body: {
-            endpoints: page.items.map((r) => renderEndpoint(r, ctx.baseUrl)),
-            uri: `${ctx.baseUrl}${path}`,
-            next_page_uri: page.nextPageUri,
-          },
-        };
       },
     },
     {

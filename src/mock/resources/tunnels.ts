@@ -1,7 +1,7 @@
 import { ID_PREFIX } from '../../api/ids.js';
 import type { Tunnel } from '../../api/schemas/tunnel.js';
 import type { RouteSpec } from '../http/router.js';
-import { paginate } from '../paging.js';
+import { listReply } from '../paging.js';
 
 /** An online tunnel. Endpoint tunnels come and go with their endpoint; label tunnels via the admin interface. */
 export interface TunnelRecord {
@@ -45,19 +45,13 @@ export function tunnelRoutes(): RouteSpec[] {
       path: '/tunnels',
       paged: true,
       handler(ctx) {
-        const page = paginate(ctx.account.collection('tunnels').newestFirst(), ctx.query, {
-          baseUrl: ctx.baseUrl,
+        return listReply(ctx, {
+          key: 'tunnels',
           path: '/tunnels',
           prefix: ID_PREFIX.tunnel,
+          newestFirst: ctx.account.collection('tunnels').newestFirst(),
+          render: (r) => renderTunnel(r, ctx.baseUrl),
         });
-        return {
-          status: 200,
-          body: {
-            tunnels: page.items.map((r) => renderTunnel(r, ctx.baseUrl)),
-            uri: `${ctx.baseUrl}/tunnels`,
-            next_page_uri: page.nextPageUri,
-          },
-        };
       },
     },
   ];
