@@ -54,7 +54,7 @@ Options:
         'Try:',
         `  curl -s -H "Authorization: Bearer ${demo.apiKey}" -H "Service-Version: 2" ${api.url}/endpoints`,
         `  curl -s -H "Authorization: Bearer ${demo.apiKey}" -H "Service-Version: 2" ${api.url}/tunnels`,
-        `  KUBECONFIG=${demo.kubeconfigPath} kubectl get namespaces   # any kubectl works against kubesim`,
+        `  KUBECONFIG=${demo.kubeconfigPath} kubectl get namespaces,services,leases -A`,
         '',
       ].join('\n') + '\n',
     );

@@ -15,6 +15,7 @@ Options:
   --port <n>           Port to listen on; 0 lets the OS choose (default 0)
   --kubeconfig <path>  Write a kubeconfig for the simulator to this path
   --token <token>      Admin bearer token to accept (default: a random one)
+  --tls                Serve HTTPS with a self-signed development certificate (kubectl needs it)
   -h, --help           Show this help`;
 
 const flagSpec = {
@@ -22,6 +23,7 @@ const flagSpec = {
   port: { type: 'string' },
   kubeconfig: { type: 'string' },
   token: { type: 'string' },
+  tls: { type: 'boolean' },
 } as const;
 
 const flagSchema = z.object({
@@ -32,6 +34,7 @@ const flagSchema = z.object({
     .string()
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
     .optional(),
+  tls: z.boolean().default(false),
 });
 
 export const kubesimCommand: Command = {
@@ -44,6 +47,7 @@ export const kubesimCommand: Command = {
     const sim = await startKubesim({
       host: flags.host,
       port: flags.port,
+      tls: flags.tls,
       ...(flags.token ? { tokens: [{ token: flags.token, user: 'kubesim-admin' }] } : {}),
       logger: log,
     });

@@ -45,6 +45,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     const kubesim = await startKubesim({
       host,
       initialNamespaces: ['default', 'kube-system', DEMO_NAMESPACE],
+      tls: true,
       logger: logger.child({ component: 'kubesim' }),
     });
     stops.push(() => kubesim.stop());

@@ -5,6 +5,7 @@ import { Authenticator, type KubesimToken } from './auth.js';
 import { Faults, type KubesimFaults } from './faults.js';
 import { ResourceHandlers } from './handlers.js';
 import { IpAllocator, PortAllocator } from './ipalloc.js';
+import { devCertificate } from '../net/dev-cert.js';
 import { buildKubeConfig, writeKubeconfigFile } from './kubeconfig.js';
 import { NamespaceLifecycle } from './lifecycle.js';
 import { coreEventResource, eventsV1Resource } from './resources/events.js';
@@ -43,12 +44,16 @@ export interface KubesimOptions {
   serviceClusterIpRange?: string;
   /** Default ['default', 'kube-system']. */
   initialNamespaces?: string[];
+  /** Serve HTTPS with the development certificate (needed by kubectl, which sends no token over HTTP). */
+  tls?: boolean;
   logger?: Logger;
 }
 
 export interface Kubesim {
-  /** http://host:port, stable across restart(). */
+  /** http(s)://host:port, stable across restart(). */
   url: string;
+  /** With TLS: the self-signed certificate clients trust. */
+  caPem?: string;
   adminToken: string;
   /** A loaded KubeConfig for the admin token or the given one. */
   kubeConfig(token?: string): KubeConfig;
@@ -98,17 +103,19 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     handlers.create(namespaces, undefined, { metadata: { name } }, {});
   }
 
-  const server = new KubesimServer({ registry, handlers, watches, faults, auth, log });
+  const cert = opts.tls ? await devCertificate() : undefined;
+  const server = new KubesimServer({ registry, handlers, watches, faults, auth, log }, cert);
   const port = await server.listen(host, opts.port ?? 0);
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const admin = adminToken;
   let stopped = false;
 
   return {
     url,
     adminToken: admin,
-    kubeConfig: (token = admin) => buildKubeConfig(url, token),
-    writeKubeconfig: (path, token = admin) => writeKubeconfigFile(path, url, token),
+    ...(cert ? { caPem: cert.cert } : {}),
+    kubeConfig: (token = admin) => buildKubeConfig(url, token, cert?.cert),
+    writeKubeconfig: (path, token = admin) => writeKubeconfigFile(path, url, token, cert?.cert),
     faults,
     compact: () => store.compact(),
     async restart() {

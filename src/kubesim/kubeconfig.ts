@@ -3,16 +3,33 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 
 /**
- * Client configuration pointing at kubesim. The server is plain HTTP on loopback, and
- * client-node refuses an http:// cluster unless TLS verification is skipped, hence the flag.
+ * Client configuration pointing at kubesim. Over HTTPS the cluster entry trusts kubesim's
+ * self-signed certificate. Over plain HTTP, client-node refuses the cluster unless TLS
+ * verification is "skipped", hence the flag; note that kubectl (client-go) sends no bearer
+ * token over plain HTTP, so use TLS for kubectl.
  */
 
 const NAME = 'kubesim';
 
-export function buildKubeConfig(url: string, token: string, namespace = 'default'): KubeConfig {
+function clusterEntry(url: string, caPem: string | undefined) {
+  return caPem
+    ? { server: url, 'certificate-authority-data': Buffer.from(caPem).toString('base64') }
+    : { server: url, 'insecure-skip-tls-verify': true };
+}
+
+export function buildKubeConfig(
+  url: string,
+  token: string,
+  caPem?: string,
+  namespace = 'default',
+): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: NAME, server: url, skipTLSVerify: true }],
+    clusters: [
+      caPem
+        ? { name: NAME, server: url, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }
+        : { name: NAME, server: url, skipTLSVerify: true },
+    ],
     users: [{ name: NAME, token }],
     contexts: [{ name: NAME, cluster: NAME, user: NAME, namespace }],
     currentContext: NAME,
@@ -20,11 +37,11 @@ export function buildKubeConfig(url: string, token: string, namespace = 'default
   return kc;
 }
 
-export function kubeconfigYaml(url: string, token: string, namespace = 'default'): string {
+export function kubeconfigYaml(url: string, token: string, caPem?: string, namespace = 'default'): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: NAME, cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+    clusters: [{ name: NAME, cluster: clusterEntry(url, caPem) }],
     users: [{ name: NAME, user: { token } }],
     contexts: [{ name: NAME, context: { cluster: NAME, user: NAME, namespace } }],
     'current-context': NAME,
@@ -33,6 +50,11 @@ export function kubeconfigYaml(url: string, token: string, namespace = 'default'
 }
 
 /** Written with mode 0600: the file holds a bearer token. */
-export async function writeKubeconfigFile(path: string, url: string, token: string): Promise<void> {
-  await writeFile(path, kubeconfigYaml(url, token), { mode: 0o600 });
+export async function writeKubeconfigFile(
+  path: string,
+  url: string,
+  token: string,
+  caPem?: string,
+): Promise<void> {
+  await writeFile(path, kubeconfigYaml(url, token, caPem), { mode: 0o600 });
 }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../log/logger.js';
@@ -70,7 +71,12 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** Body types a real server decodes; kubesim speaks no protobuf or CBOR, and says so with a 415 like a server without them. */
+const BODY_TYPES = ['application/json', 'application/yaml'];
+
 async function readObject(req: IncomingMessage, def: ResourceDef): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  if (!BODY_TYPES.includes(type)) throw errors.unsupportedMediaType(type, BODY_TYPES);
   const raw = await readBody(req);
   try {
     return (req.headers['content-type'] ?? '').includes('yaml') ? parseYaml(raw) : JSON.parse(raw);
@@ -94,10 +100,14 @@ export class KubesimServer {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
 
-  constructor(private readonly deps: ServerDeps) {
-    this.server = createServer((req, res) => {
+  constructor(
+    private readonly deps: ServerDeps,
+    tls?: { key: string; cert: string },
+  ) {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       void this.handle(req, res);
-    });
+    };
+    this.server = tls ? createTlsServer({ key: tls.key, cert: tls.cert }, handler) : createServer(handler);
     this.server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));

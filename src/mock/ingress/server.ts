@@ -4,7 +4,7 @@ import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { listen } from '../../net/listen.js';
 import type { MockServices } from '../services.js';
 import { CONNECTION_LOG_MSG, serveConnection } from './connection.js';
-import { devCertificate } from './dev-cert.js';
+import { devCertificate } from '../../net/dev-cert.js';
 import { rejectConnection } from './handshake.js';
 import type { Piping } from './pipe.js';
 import { PoolSelector } from './upstream.js';

@@ -1,4 +1,4 @@
-/** The binding ingress's development TLS certificate: self-signed, generated once per process. */
+/** The development TLS certificate of our loopback servers (binding ingress, kubesim): self-signed, generated once per process. */
 
 export interface DevCertificate {
   /** PEM certificate; being self-signed, it is also the CA clients trust. */
@@ -10,7 +10,7 @@ let cached: Promise<DevCertificate> | undefined;
 
 async function generate(): Promise<DevCertificate> {
   const selfsigned = (await import('selfsigned')).default;
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'endpoint-binder-dev-ingress' }], {
+  const pems = await selfsigned.generate([{ name: 'commonName', value: 'endpoint-binder-dev' }], {
     notAfterDate: new Date(Date.now() + 30 * 24 * 3600 * 1000),
     keyType: 'ec',
     curve: 'P-256',
