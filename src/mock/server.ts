@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { silentLogger, type Logger } from '../log/logger.js';
+import { trackConnections } from '../net/graceful-close.js';
 import { listen } from '../net/listen.js';
 import { adminRoutes } from './admin/index.js';
 import type { AdminRouteSpec } from './admin/context.js';
@@ -39,14 +40,6 @@ export interface MockApi {
   stop(): Promise<void>;
 }
 
-async function closeGracefully(server: Server, graceMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-  await closed;
-  clearTimeout(timer);
-}
-
 /** Starts the mock management API (and its admin interface when asked) on loopback. */
 export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> {
   const config = resolveMockConfig(opts.config);
@@ -59,17 +52,19 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
   const server = createServer((req, res) => {
     void handlePublicRequest(router, services, req, res, lifecycle);
   });
+  const publicConnections = trackConnections(server);
   const url = `http://${(await listen(server, host, opts.port ?? 0)).address}`;
 
-  let admin: Server | undefined;
+  let admin: { close(graceMs: number): Promise<void> } | undefined;
   let adminUrl: string | undefined;
   if (opts.admin) {
     const adminRouter = new Router<AdminRouteSpec>().add(...adminRoutes());
     const publicBase = () => config.public_base_url?.replace(/\/+$/, '') ?? url;
-    admin = createServer((req, res) => {
+    const adminServer = createServer((req, res) => {
       void handleAdminRequest(adminRouter, services, publicBase, req, res);
     });
-    adminUrl = `http://${(await listen(admin, opts.admin.host ?? '127.0.0.1', opts.admin.port ?? 0)).address}`;
+    admin = trackConnections(adminServer);
+    adminUrl = `http://${(await listen(adminServer, opts.admin.host ?? '127.0.0.1', opts.admin.port ?? 0)).address}`;
   }
 
   let ingress: IngressServer | undefined;
@@ -77,7 +72,7 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
     try {
       ingress = await startIngress(services, opts.ingress);
     } catch (err) {
-      await Promise.all([closeGracefully(server, 0), admin ? closeGracefully(admin, 0) : undefined]);
+      await Promise.all([publicConnections.close(0), admin?.close(0)]);
       throw err;
     }
     services.ingressAddress = ingress.address;
@@ -96,11 +91,7 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
         lifecycle.shuttingDown = true;
         await services.runShutdownHooks();
         const grace = opts.shutdownGraceMs ?? 2000;
-        await Promise.all([
-          closeGracefully(server, grace),
-          admin ? closeGracefully(admin, grace) : Promise.resolve(),
-          ingress?.stop(),
-        ]);
+        await Promise.all([publicConnections.close(grace), admin?.close(grace), ingress?.stop()]);
         log.info({ url }, 'mock api stopped');
       })();
       return stopping;
