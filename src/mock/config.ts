@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { ID_PREFIX, hasIdPrefix, type IdPrefix } from '../api/ids.js';
+
+function idsOf(prefix: IdPrefix) {
+  return z.array(z.string().refine((v) => hasIdPrefix(v, prefix), { message: `must be an id starting with "${prefix}"` }));
+}
 
 const secret = z
   .string()
@@ -11,6 +16,13 @@ export const AccountConfig = z.strictObject({
   name: z.string().optional(),
   api_keys: z.array(secret).min(1, 'an account needs at least one API key'),
   authtokens: z.array(secret).default([]),
+  /**
+   * Backends and certificate authorities are resources of the real service that this mock does
+   * not serve; routes and edges may only reference the ids an account is given here (or through
+   * the admin interface).
+   */
+  backends: idsOf(ID_PREFIX.backend).default([]),
+  certificate_authorities: idsOf(ID_PREFIX.certificateAuthority).default([]),
 });
 export type AccountConfig = z.infer<typeof AccountConfig>;
 
@@ -93,6 +105,8 @@ export function developmentAccount(): AccountConfig {
     name: 'development',
     api_keys: [`dev_apikey_${randomBytes(16).toString('hex')}`],
     authtokens: [`dev_authtoken_${randomBytes(16).toString('hex')}`],
+    backends: [],
+    certificate_authorities: [],
   };
 }
 

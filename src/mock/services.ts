@@ -5,6 +5,7 @@ import type { MockConfig } from './config.js';
 import { FaultInjector } from './faults.js';
 import { IdMinter } from './ids.js';
 import { RateLimiter } from './rate-limit.js';
+import { seedExternalRefs } from './resources/external-refs.js';
 import { AccountState } from './store/account-state.js';
 
 /** Server-wide state and helpers shared by every route, the admin interface and the binding ingress. */
@@ -32,7 +33,11 @@ export class MockServices {
       config.rate_limit.window_seconds * 1000,
       now,
     );
-    for (const acct of config.accounts) this.states.set(acct.id, new AccountState(acct));
+    for (const acct of config.accounts) {
+      const state = new AccountState(acct);
+      seedExternalRefs(state);
+      this.states.set(acct.id, state);
+    }
     this.bus.setMaxListeners(0);
   }
 

@@ -42,10 +42,17 @@ export const GLOBEX_KEY = 'globex_api_key_0123456789';
 export const ACME_AUTHTOKEN = 'acme_authtoken_0123456789';
 export const GLOBEX_AUTHTOKEN = 'globex_authtoken_0123456789';
 
+/** Backends and certificate authorities both accounts know (the mock does not serve them). */
+export const CA_1 = 'ca_01hzzzzzzzzzzzzzzzzzzzzzz1';
+export const CA_2 = 'ca_01hzzzzzzzzzzzzzzzzzzzzzz2';
+export const BACKEND_1 = 'bkdbg_01hzzzzzzzzzzzzzzzzzzzzz1';
+export const BACKEND_2 = 'bkdbg_01hzzzzzzzzzzzzzzzzzzzzz2';
+const externalRefs = { backends: [BACKEND_1, BACKEND_2], certificate_authorities: [CA_1, CA_2] };
+
 export const twoAccounts: MockConfigInput = {
   accounts: [
-    { id: 'acme', api_keys: [ACME_KEY], authtokens: [ACME_AUTHTOKEN] },
-    { id: 'globex', api_keys: [GLOBEX_KEY], authtokens: [GLOBEX_AUTHTOKEN] },
+    { id: 'acme', api_keys: [ACME_KEY], authtokens: [ACME_AUTHTOKEN], ...externalRefs },
+    { id: 'globex', api_keys: [GLOBEX_KEY], authtokens: [GLOBEX_AUTHTOKEN], ...externalRefs },
   ],
   rate_limit: { requests: 100_000, window_seconds: 60 },
 };

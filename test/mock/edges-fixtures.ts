@@ -2,11 +2,10 @@ import { expect } from 'vitest';
 import { ApiError } from '../../src/api/client/index.js';
 import type { RouteModuleInput, RouteModuleName } from '../../src/api/schemas/modules/index.js';
 
-/** Well-formed ids of resources the mock does not keep (any such id is accepted). */
-export const CA_1 = 'ca_01hzzzzzzzzzzzzzzzzzzzzzz1';
-export const CA_2 = 'ca_01hzzzzzzzzzzzzzzzzzzzzzz2';
-export const BACKEND_1 = 'bkdbg_01hzzzzzzzzzzzzzzzzzzzzz1';
-export const BACKEND_2 = 'bkdbg_01hzzzzzzzzzzzzzzzzzzzzz2';
+/** Ids of backends and certificate authorities both test accounts know. */
+import { BACKEND_1, BACKEND_2, CA_1, CA_2 } from '../helpers/mock-api.js';
+
+export { BACKEND_1, BACKEND_2, CA_1, CA_2 };
 
 export const IDP_METADATA =
   '<?xml version="1.0"?>\n<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com/metadata"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"/></md:EntityDescriptor>';

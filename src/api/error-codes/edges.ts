@@ -21,6 +21,7 @@ export const edgeCodes = {
     title: 'A module needs TLS terminated at the edge, which conflicts with terminate_at "upstream".',
   },
   ERR_314: { status: 400, title: 'mutual_tls needs at least one certificate authority.' },
+  ERR_315: { status: 400, title: 'mutual_tls names a certificate authority that does not exist in this account.' },
   ERR_330: { status: 404, title: 'The route does not exist on this HTTPS edge.' },
   ERR_331: { status: 400, title: 'match_type must be "exact_path" or "path_prefix".' },
   ERR_332: {
@@ -47,6 +48,7 @@ export const edgeCodes = {
   ERR_390: { status: 400, title: 'A header name is not a valid HTTP token.' },
   ERR_391: { status: 400, title: 'A header value contains a control character.' },
   ERR_392: { status: 400, title: 'A header is added twice (header names are case-insensitive).' },
+  ERR_393: { status: 400, title: 'backend names a backend that does not exist in this account.' },
   ERR_395: { status: 400, title: 'A user_agent_filter entry is not a valid regular expression.' },
   ERR_396: { status: 400, title: 'traffic_policy.value is not a JSON or YAML object.' },
   ERR_397: { status: 400, title: 'ip_restriction names an IP policy that does not exist in this account.' },

@@ -1,11 +1,51 @@
 import { z } from 'zod';
-import { ID_PREFIX } from '../../api/ids.js';
+import { ID_PREFIX, hasIdPrefix, type IdPrefix } from '../../api/ids.js';
 import { StringMap } from '../../api/schemas/common.js';
 import { FaultSpec } from '../faults.js';
 import { MockError, parseOrThrow } from '../http/errors.js';
+import { EXTERNAL_REF_KINDS, type ExternalRefKind } from '../resources/external-refs.js';
 import { renderTunnel, type TunnelRecord } from '../resources/tunnels.js';
 import type { MockServices } from '../services.js';
 import type { AdminRouteSpec } from './context.js';
+
+const ExternalRefInput = z.strictObject({ id: z.string().optional() });
+
+const EXTERNAL_REF_PREFIX: Record<ExternalRefKind, IdPrefix> = {
+  backends: ID_PREFIX.backend,
+  certificate_authorities: ID_PREFIX.certificateAuthority,
+};
+
+/** POST/DELETE /admin/accounts/{account}/backends and .../certificate_authorities. */
+function externalRefRoutes(kind: ExternalRefKind): AdminRouteSpec[] {
+  const prefix = EXTERNAL_REF_PREFIX[kind];
+  return [
+    {
+      method: 'POST',
+      path: `/admin/accounts/:account/${kind}`,
+      handler: ({ services, body, params, publicBaseUrl }) => {
+        const state = accountState(services, params['account']!);
+        const input = parseOrThrow(ExternalRefInput, body);
+        if (input.id !== undefined && !hasIdPrefix(input.id, prefix)) {
+          throw new MockError('ERR_140', `body.id: must be an id starting with "${prefix}"`, { field: 'body.id' });
+        }
+        const id = input.id ?? services.ids.mint(prefix);
+        state.collection(kind).put({ id });
+        return { status: 201, body: { id, uri: `${publicBaseUrl}/${kind}/${id}` } };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `/admin/accounts/:account/${kind}/:id`,
+      handler: ({ services, params }) => {
+        const state = accountState(services, params['account']!);
+        if (!state.collection(kind).delete(params['id']!)) {
+          throw new MockError('ERR_150', `${kind} ${params['id']} not found`, { resource: kind });
+        }
+        return { status: 204 };
+      },
+    },
+  ];
+}
 
 const LabelTunnelInput = z.strictObject({
   forwards_to: z.string().min(1),
@@ -22,6 +62,7 @@ function accountState(services: MockServices, accountId: string) {
 
 export function coreAdminRoutes(): AdminRouteSpec[] {
   return [
+    ...EXTERNAL_REF_KINDS.flatMap(externalRefRoutes),
     {
       method: 'GET',
       path: '/admin/accounts',

@@ -42,6 +42,16 @@ export function checkIpPoliciesExist(ctx: RequestContext, ids: readonly string[]
   });
 }
 
+/** Every certificate authority a mutual_tls module names must exist in the account. */
+export function checkCertificateAuthoritiesExist(ctx: RequestContext, ids: readonly string[], field: string): void {
+  const known = ctx.account.collection('certificate_authorities');
+  ids.forEach((id, i) => {
+    if (!known.has(id)) {
+      throw fieldError('ERR_315', `${field}[${i}]`, `certificate authority ${id} does not exist in this account`);
+    }
+  });
+}
+
 /** No two routes of an edge share match_type and match. */
 export function checkMatchUnique(
   edge: EdgeRecord,
@@ -90,6 +100,12 @@ export function checkRouteModulesState(
     if (name === 'ip_restriction') {
       const ids = (value as { ip_policy_ids: string[] }).ip_policy_ids;
       checkIpPoliciesExist(ctx, ids, `${fieldOf(name)}.ip_policy_ids`);
+    }
+    if (name === 'backend') {
+      const id = (value as { backend_id: string }).backend_id;
+      if (!ctx.account.collection('backends').has(id)) {
+        throw fieldError('ERR_393', `${fieldOf(name)}.backend_id`, `backend ${id} does not exist in this account`);
+      }
     }
   }
 }

@@ -5,7 +5,7 @@ import type { RequestContext } from '../http/context.js';
 import { MockError, parseOrThrow } from '../http/errors.js';
 import type { Reply, RouteSpec } from '../http/router.js';
 import { normalizeTlsTermination } from '../validation/edges/tls.js';
-import { checkPassthrough } from './edge-checks.js';
+import { checkCertificateAuthoritiesExist, checkPassthrough } from './edge-checks.js';
 import { findEdge, saveEdge, type EdgeRecord } from './edge-records.js';
 import { renderMutualTls } from './edge-render.js';
 import { passthroughView, storedMutualTls } from './edge-tls-state.js';
@@ -21,6 +21,7 @@ function replace(ctx: RequestContext, edge: EdgeRecord, name: EdgeModuleName): E
     const input = parseOrThrow(EndpointMutualTLSMutate, ctx.body);
     const updated = { ...edge, mutual_tls: storedMutualTls(input, 'body') };
     checkPassthrough(passthroughView(updated), 'body');
+    checkCertificateAuthoritiesExist(ctx, updated.mutual_tls.certificate_authority_ids, 'body.certificate_authority_ids');
     return updated;
   }
   const input = parseOrThrow(EndpointTLSTerminationAtEdge, ctx.body);

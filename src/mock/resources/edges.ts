@@ -6,7 +6,7 @@ import type { RouteSpec } from '../http/router.js';
 import { listReply } from '../paging.js';
 import { validateHostports } from '../validation/edges/hostports.js';
 import { normalizeTlsTermination } from '../validation/edges/tls.js';
-import { checkHostportsFree, checkPassthrough } from './edge-checks.js';
+import { checkCertificateAuthoritiesExist, checkHostportsFree, checkPassthrough } from './edge-checks.js';
 import { findEdge, saveEdge, type EdgeRecord } from './edge-records.js';
 import { edgeModuleRoutes } from './edge-modules.js';
 import { passthroughView, storedMutualTls } from './edge-tls-state.js';
@@ -37,6 +37,9 @@ function create(ctx: RequestContext) {
   };
   checkPassthrough(passthroughView(record), tlsField(input));
   checkHostportsFree(ctx, hostports, undefined, 'body.hostports');
+  if (record.mutual_tls) {
+    checkCertificateAuthoritiesExist(ctx, record.mutual_tls.certificate_authority_ids, 'body.mutual_tls.certificate_authority_ids');
+  }
   saveEdge(ctx, record);
   return { status: 201, body: renderEdge(record, ctx.baseUrl) };
 }
@@ -59,6 +62,9 @@ function update(ctx: RequestContext) {
   };
   checkPassthrough(passthroughView(updated), tlsField(input));
   if (input.hostports) checkHostportsFree(ctx, hostports, existing.id, 'body.hostports');
+  if (input.mutual_tls && updated.mutual_tls) {
+    checkCertificateAuthoritiesExist(ctx, updated.mutual_tls.certificate_authority_ids, 'body.mutual_tls.certificate_authority_ids');
+  }
   saveEdge(ctx, updated);
   return { status: 200, body: renderEdge(updated, ctx.baseUrl) };
 }
