@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { ID_PREFIX, hasIdPrefix, type IdPrefix } from '../api/ids.js';
 
 function idsOf(prefix: IdPrefix) {
-  return z.array(z.string().refine((v) => hasIdPrefix(v, prefix), { message: `must be an id starting with "${prefix}"` }));
+  return z.array(
+    z.string().refine((v) => hasIdPrefix(v, prefix), { message: `must be an id starting with "${prefix}"` }),
+  );
 }
 
 const secret = z

@@ -21,7 +21,10 @@ export const edgeCodes = {
     title: 'A module needs TLS terminated at the edge, which conflicts with terminate_at "upstream".',
   },
   ERR_314: { status: 400, title: 'mutual_tls needs at least one certificate authority.' },
-  ERR_315: { status: 400, title: 'mutual_tls names a certificate authority that does not exist in this account.' },
+  ERR_315: {
+    status: 400,
+    title: 'mutual_tls names a certificate authority that does not exist in this account.',
+  },
   ERR_330: { status: 404, title: 'The route does not exist on this HTTPS edge.' },
   ERR_331: { status: 400, title: 'match_type must be "exact_path" or "path_prefix".' },
   ERR_332: {

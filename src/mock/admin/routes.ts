@@ -26,7 +26,9 @@ function externalRefRoutes(kind: ExternalRefKind): AdminRouteSpec[] {
         const state = accountState(services, params['account']!);
         const input = parseOrThrow(ExternalRefInput, body);
         if (input.id !== undefined && !hasIdPrefix(input.id, prefix)) {
-          throw new MockError('ERR_140', `body.id: must be an id starting with "${prefix}"`, { field: 'body.id' });
+          throw new MockError('ERR_140', `body.id: must be an id starting with "${prefix}"`, {
+            field: 'body.id',
+          });
         }
         const id = input.id ?? services.ids.mint(prefix);
         state.collection(kind).put({ id });

@@ -43,11 +43,19 @@ export function checkIpPoliciesExist(ctx: RequestContext, ids: readonly string[]
 }
 
 /** Every certificate authority a mutual_tls module names must exist in the account. */
-export function checkCertificateAuthoritiesExist(ctx: RequestContext, ids: readonly string[], field: string): void {
+export function checkCertificateAuthoritiesExist(
+  ctx: RequestContext,
+  ids: readonly string[],
+  field: string,
+): void {
   const known = ctx.account.collection('certificate_authorities');
   ids.forEach((id, i) => {
     if (!known.has(id)) {
-      throw fieldError('ERR_315', `${field}[${i}]`, `certificate authority ${id} does not exist in this account`);
+      throw fieldError(
+        'ERR_315',
+        `${field}[${i}]`,
+        `certificate authority ${id} does not exist in this account`,
+      );
     }
   });
 }
@@ -104,7 +112,11 @@ export function checkRouteModulesState(
     if (name === 'backend') {
       const id = (value as { backend_id: string }).backend_id;
       if (!ctx.account.collection('backends').has(id)) {
-        throw fieldError('ERR_393', `${fieldOf(name)}.backend_id`, `backend ${id} does not exist in this account`);
+        throw fieldError(
+          'ERR_393',
+          `${fieldOf(name)}.backend_id`,
+          `backend ${id} does not exist in this account`,
+        );
       }
     }
   }

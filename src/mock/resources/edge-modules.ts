@@ -21,7 +21,11 @@ function replace(ctx: RequestContext, edge: EdgeRecord, name: EdgeModuleName): E
     const input = parseOrThrow(EndpointMutualTLSMutate, ctx.body);
     const updated = { ...edge, mutual_tls: storedMutualTls(input, 'body') };
     checkPassthrough(passthroughView(updated), 'body');
-    checkCertificateAuthoritiesExist(ctx, updated.mutual_tls.certificate_authority_ids, 'body.certificate_authority_ids');
+    checkCertificateAuthoritiesExist(
+      ctx,
+      updated.mutual_tls.certificate_authority_ids,
+      'body.certificate_authority_ids',
+    );
     return updated;
   }
   const input = parseOrThrow(EndpointTLSTerminationAtEdge, ctx.body);

@@ -38,7 +38,11 @@ function create(ctx: RequestContext) {
   checkPassthrough(passthroughView(record), tlsField(input));
   checkHostportsFree(ctx, hostports, undefined, 'body.hostports');
   if (record.mutual_tls) {
-    checkCertificateAuthoritiesExist(ctx, record.mutual_tls.certificate_authority_ids, 'body.mutual_tls.certificate_authority_ids');
+    checkCertificateAuthoritiesExist(
+      ctx,
+      record.mutual_tls.certificate_authority_ids,
+      'body.mutual_tls.certificate_authority_ids',
+    );
   }
   saveEdge(ctx, record);
   return { status: 201, body: renderEdge(record, ctx.baseUrl) };
@@ -63,7 +67,11 @@ function update(ctx: RequestContext) {
   checkPassthrough(passthroughView(updated), tlsField(input));
   if (input.hostports) checkHostportsFree(ctx, hostports, existing.id, 'body.hostports');
   if (input.mutual_tls && updated.mutual_tls) {
-    checkCertificateAuthoritiesExist(ctx, updated.mutual_tls.certificate_authority_ids, 'body.mutual_tls.certificate_authority_ids');
+    checkCertificateAuthoritiesExist(
+      ctx,
+      updated.mutual_tls.certificate_authority_ids,
+      'body.mutual_tls.certificate_authority_ids',
+    );
   }
   saveEdge(ctx, updated);
   return { status: 200, body: renderEdge(updated, ctx.baseUrl) };

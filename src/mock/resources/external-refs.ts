@@ -21,5 +21,6 @@ declare module '../store/account-state.js' {
 
 export function seedExternalRefs(state: AccountState): void {
   for (const id of state.account.backends) state.collection('backends').put({ id });
-  for (const id of state.account.certificate_authorities) state.collection('certificate_authorities').put({ id });
+  for (const id of state.account.certificate_authorities)
+    state.collection('certificate_authorities').put({ id });
 }
