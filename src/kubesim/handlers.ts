@@ -4,6 +4,7 @@ import { buildFilter } from './filter.js';
 import { checkPreconditions, type NamespaceLifecycle } from './lifecycle.js';
 import { listObjects } from './list.js';
 import { jsonPatch, jsonPatchSchema, mergePatch, PATCH_TYPES, PatchError } from './patch.js';
+import { METADATA_MERGE_KEYS, StrategicMergeError, strategicMerge } from './strategic-merge.js';
 import type { ResourceDef } from './resources/registry.js';
 import { apiVersionOf, resourceKey } from './resources/registry.js';
 import { deleteOptionsSchema, objectEnvelopeSchema, type ListQuery, type WriteQuery } from './schemas.js';
@@ -201,7 +202,15 @@ export class ResourceHandlers {
     } else {
       if (!isRecord(doc))
         throw errors.badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
-      result = mergePatch(current, doc as Json);
+      try {
+        result =
+          type === PATCH_TYPES.strategic
+            ? strategicMerge(current, doc as Json, { ...METADATA_MERGE_KEYS, ...def.mergeKeys })
+            : mergePatch(current, doc as Json);
+      } catch (err) {
+        if (err instanceof StrategicMergeError) throw errors.unprocessable(err.message);
+        throw err;
+      }
     }
     const obj = this.decodeBody(def, result, ns);
     if (obj.metadata.name !== name) {

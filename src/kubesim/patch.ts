@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { clone, isRecord, type Json } from './types.js';
 
 /**
- * The patch formats kubesim accepts. Strategic merge patch is treated as a JSON merge patch
- * (RFC 7386): lists are replaced, not merged by key; see docs/kubesim.md.
+ * The patch formats kubesim accepts. Strategic merge patch lives in strategic-merge.ts; an
+ * apply patch is merged like a JSON merge patch (RFC 7386); see docs/kubesim.md.
  */
 
 export const PATCH_TYPES = {

@@ -1,4 +1,5 @@
 import type { KubeObject, Verb } from '../types.js';
+import type { MergeKeys } from '../strategic-merge.js';
 import type { FieldError } from '../validation/field.js';
 
 /**
@@ -41,6 +42,8 @@ export interface ResourceDef {
   afterUpdate?: (obj: KubeObject, old: KubeObject) => void;
   /** Releases whatever the object held (after a delete, including namespace cascades). */
   afterDelete?: (obj: KubeObject) => void;
+  /** Strategic-merge-patch merge keys of the kind's lists (beyond ObjectMeta's); see strategic-merge.ts. */
+  mergeKeys?: MergeKeys;
   /** Extra field selector labels beyond metadata.name/metadata.namespace. */
   selectableFields?: Record<string, (obj: KubeObject) => string | undefined>;
 }

@@ -104,6 +104,7 @@ export function serviceResource(ips: IpAllocator, nodePorts: PortAllocator): Res
     allowUnconditionalUpdate: false,
     returnDeletedObject: true,
     tracksGeneration: true,
+    mergeKeys: { 'spec.ports': 'port' },
     nameRule: isDNS1035Label,
     decode: (obj) => decodeWith(serviceBodySchema, obj, 'Service', 'v1'),
     prepare(obj, old) {
