@@ -53,6 +53,17 @@ export const MockConfig = z
         retention: z.number().int().min(1).default(1000),
         heartbeat_ms: z.number().int().min(10).default(15_000),
         max_streams_per_operator: z.number().int().min(1).default(4),
+        /**
+         * Id of an account's first event. Default: the server's start time in ms × 1000, so an id
+         * from an earlier run of the mock (whose state is gone) is always "too old" and gets a
+         * `resync`, never a replay of this run's unrelated events.
+         */
+        first_id: z
+          .number()
+          .int()
+          .min(1)
+          .max(2 ** 52)
+          .optional(),
       })
       .prefault({}),
     /** The binding ingress (data plane), served on its own port. */

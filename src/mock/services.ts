@@ -17,6 +17,8 @@ export class MockServices {
   /** Cross-resource notifications inside the mock (endpoint changes, tunnels going offline, ...). */
   readonly bus = new EventEmitter();
   private readonly states = new Map<string, AccountState>();
+  /** When this server started (ms); event ids of this run start above every earlier run's. */
+  readonly startedAt: number;
   /** `host:port` of the binding ingress, once it listens; returned to operators at registration. */
   ingressAddress: string | undefined;
   private readonly shutdownHooks: (() => Promise<void>)[] = [];
@@ -26,6 +28,7 @@ export class MockServices {
     readonly log: Logger,
     readonly now: () => number = Date.now,
   ) {
+    this.startedAt = now();
     this.directory = new AccountDirectory(config.accounts);
     this.ids = new IdMinter(now);
     this.rateLimiter = new RateLimiter(

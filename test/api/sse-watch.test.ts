@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 async function setup(events: Record<string, number> = {}) {
-  const m = await startTestMock({ config: { ...twoAccounts, events } });
+  const m = await startTestMock({ config: { ...twoAccounts, events: { ...twoAccounts.events, ...events } } });
   mocks.push(m);
   const op = await m.client.kubernetesOperators.create({ deployment });
   return { m, op };
@@ -41,6 +41,16 @@ function watch(m: TestMock, opId: string, opts: { lastEventId?: string; idleTime
     }
   })();
   return { ac, events, reconnects, comments, done };
+}
+
+/** The first `n` events of a stream replayed from the very first id of the log. */
+async function collectEvents(m: TestMock, opId: string, n: number): Promise<OperatorEvent[]> {
+  const first = operatorEventHub(m.api.services).log('acme').lastId;
+  const w = watch(m, opId, { lastEventId: String(first - 3) });
+  await eventually(() => w.events.length >= n);
+  w.ac.abort();
+  await w.done;
+  return w.events.slice(0, n);
 }
 
 const changes = (events: OperatorEvent[]) => events.filter((e) => e.type.startsWith('endpoint.'));
@@ -110,6 +120,40 @@ describe('watchEvents (typed client)', () => {
     const expired = watch(m, op.id, { lastEventId: '1' });
     await eventually(() => expired.events.length === 1);
     expect(expired.events[0]).toEqual({ type: 'resync', id: '4', reason: 'expired' });
+  });
+
+  it('answers an id from an earlier run of the mock with resync, never a replay of this run', async () => {
+    // Default event ids start at the server's start time, so a restarted mock (whose state is
+    // gone) never mistakes a stale id for one of its own.
+    const first = await startTestMock({ config: { ...twoAccounts, events: {} } });
+    mocks.push(first);
+    const op1 = await first.client.kubernetesOperators.create({ deployment });
+    const w1 = watch(first, op1.id);
+    await first.client.endpoints.create({ url: 'http://old.ns', bindings: ['kubernetes'] });
+    await eventually(() => changes(w1.events).length === 1);
+    const staleId = changes(w1.events)[0]!.id;
+    w1.ac.abort();
+    await w1.done;
+
+    await new Promise((r) => setTimeout(r, 5)); // a later start time
+    const second = await startTestMock({ config: { ...twoAccounts, events: {} } });
+    mocks.push(second);
+    const op2 = await second.client.kubernetesOperators.create({ deployment });
+    for (let i = 0; i < 3; i++)
+      await second.client.endpoints.create({ url: `http://new${i}.ns`, bindings: ['kubernetes'] });
+    const w2 = watch(second, op2.id, { lastEventId: staleId });
+    await eventually(() => w2.events.length === 1);
+    expect(w2.events[0]).toMatchObject({ type: 'resync', reason: 'expired' });
+    expect(Number(w2.events[0]!.id)).toBeGreaterThan(Number(staleId));
+
+    // This run's own (start-time based) ids resume normally.
+    const ownIds = (await collectEvents(second, op2.id, 4))
+      .filter((e) => e.type !== 'ready')
+      .map((e) => e.id);
+    const resumed = watch(second, op2.id, { lastEventId: ownIds[0]! });
+    await eventually(() => resumed.events.length === 3);
+    expect(resumed.events.map((e) => e.id)).toEqual([ownIds[1], ownIds[2], ownIds[2]]);
+    expect(resumed.events.map((e) => e.type)).toEqual(['endpoint.created', 'endpoint.created', 'ready']);
   });
 
   it('sees heartbeats on an idle stream', async () => {

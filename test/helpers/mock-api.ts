@@ -55,6 +55,8 @@ export const twoAccounts: MockConfigInput = {
     { id: 'globex', api_keys: [GLOBEX_KEY], authtokens: [GLOBEX_AUTHTOKEN], ...externalRefs },
   ],
   rate_limit: { requests: 100_000, window_seconds: 60 },
+  // Event ids 1, 2, 3, ... so tests can name them; the default starts at the server's start time.
+  events: { first_id: 1 },
 };
 
 async function rawCall(

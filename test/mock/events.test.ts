@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 async function setup(events: Record<string, number> = {}) {
-  const m = await startTestMock({ config: { ...twoAccounts, events } });
+  const m = await startTestMock({ config: { ...twoAccounts, events: { ...twoAccounts.events, ...events } } });
   mocks.push(m);
   const op = await m.client.kubernetesOperators.create({ deployment });
   const stream = async (headers: Record<string, string> = {}, query = '') => {

@@ -22,15 +22,17 @@ export interface OpenStream {
 export class OperatorEventHub {
   private readonly logs = new Map<string, AccountEventLog>();
   private readonly streams = new Map<string, Set<OpenStream>>();
+  private readonly firstId: number;
 
   constructor(private readonly services: MockServices) {
     services.onShutdown(async () => this.closeAll());
+    this.firstId = services.config.events.first_id ?? services.startedAt * 1000;
   }
 
   log(accountId: string): AccountEventLog {
     let log = this.logs.get(accountId);
     if (!log) {
-      log = new AccountEventLog(accountId, this.services.config.events.retention);
+      log = new AccountEventLog(accountId, this.services.config.events.retention, this.firstId);
       this.logs.set(accountId, log);
     }
     return log;

@@ -5,7 +5,7 @@ export type EndpointEventType = (typeof ENDPOINT_EVENT_TYPES)[number];
 
 /** One change of one endpoint, as logged for replay: a snapshot of the record after the change. */
 export interface EndpointEvent {
-  /** Per account, starting at 1, increasing by 1 with every change. */
+  /** Per account, starting at the log's first id, increasing by 1 with every change. */
   id: number;
   accountId: string;
   type: EndpointEventType;
@@ -19,14 +19,17 @@ export interface EndpointEvent {
  */
 export class AccountEventLog {
   private readonly events: EndpointEvent[] = [];
-  private head = 0;
+  private head: number;
 
   constructor(
     readonly accountId: string,
     private readonly retention: number,
-  ) {}
+    firstId = 1,
+  ) {
+    this.head = firstId - 1;
+  }
 
-  /** Id of the newest event, 0 when nothing happened yet. */
+  /** Id of the newest event; first id − 1 when nothing happened yet. */
   get lastId(): number {
     return this.head;
   }

@@ -86,10 +86,10 @@ export function serveEventStream(ctx: RequestContext, opts: StreamOptions): 'str
   let replay: EndpointEvent[] | undefined = [];
   let reason: 'expired' | 'unknown' | undefined;
   if (requested !== undefined) {
-    replay = /^\d{1,15}$/.test(requested) ? log.since(Number(requested)) : undefined;
+    replay = /^\d+$/.test(requested) ? log.since(Number(requested)) : undefined;
     if (!replay) {
       const n = Number(requested);
-      reason = /^\d{1,15}$/.test(requested) && n <= head ? 'expired' : 'unknown';
+      reason = /^\d+$/.test(requested) && Number.isSafeInteger(n) && n <= head ? 'expired' : 'unknown';
     }
   }
   for (const event of replay ?? []) sendEvent(event);
