@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { operatorEventHub } from '../../src/mock/events/hub.js';
 import { startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
@@ -161,5 +162,32 @@ describe('operator event stream', () => {
     await s.next();
     await m.api.stop();
     await s.ended;
+  });
+
+  it('drops the stream of a client that stopped reading instead of buffering without end', async () => {
+    const { m, op } = await setup({ max_buffered_bytes: 64 * 1024 });
+    const hub = operatorEventHub(m.api.services);
+    const { hostname, port } = new URL(m.url);
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      `GET /kubernetes_operators/${op.id}/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
+        `Authorization: Bearer ${m.key}\r\nService-Version: 2\r\n\r\n`,
+    );
+    socket.pause(); // never reads: the kernel buffers fill, then the server's
+    await eventually(() => hub.streamCount(op.id) === 1);
+    const ep = await m.client.endpoints.create({
+      url: 'http://big.ns',
+      bindings: ['kubernetes'],
+      metadata: 'x'.repeat(4000),
+    });
+    const record = m.api.services.state('acme').collection('endpoints').get(ep.id)!;
+    // Bounded: at most 20 000 events of ~4 KB (80 MB) before the test gives up.
+    for (let i = 0; i < 20_000 && hub.streamCount(op.id) > 0; i++) {
+      hub.record('acme', 'endpoint.updated', record);
+      if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+    }
+    expect(hub.streamCount(op.id)).toBe(0);
+    socket.destroy();
   });
 });

@@ -52,6 +52,16 @@ export function serveEventStream(ctx: RequestContext, opts: StreamOptions): 'str
     if (closed) return;
     res.write(chunk);
     heartbeat?.refresh();
+    // A client that stops reading must not make the server buffer without end: drop the
+    // stream; the client reconnects with Last-Event-ID and gets a replay or a resync.
+    if (res.writableLength > cfg.max_buffered_bytes) {
+      ctx.log.warn(
+        { operator: opts.operatorId, buffered_bytes: res.writableLength },
+        'event stream dropped: client not reading',
+      );
+      stream.close();
+      res.destroy();
+    }
   };
   const sendEvent = (event: EndpointEvent): void => {
     write(formatSseEvent({ id: event.id, event: event.type, data: JSON.stringify(opts.renderEvent(event)) }));
