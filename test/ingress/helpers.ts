@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { TestMock } from '../helpers/mock-api.js';
 
@@ -131,4 +132,45 @@ export async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<v
     if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * A loopback upstream that never accepts: a child process listens with a backlog of 1 and then
+ * blocks its event loop, and two connections fill the accept queue, so the kernel drops further
+ * SYNs and a new connection neither succeeds nor fails until the caller's timeout.
+ */
+export async function startUnresponsiveUpstream(): Promise<{ port: number; close(): void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const s = require('node:net').createServer();
+       s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         process.stdout.write(s.address().port + '\\n');
+         const end = Date.now() + 20000; while (Date.now() < end) {} process.exit(0);
+       });`,
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('error', reject);
+  });
+  const fillers: Socket[] = [];
+  for (let i = 0; i < 2; i++) {
+    const s = connect(port, '127.0.0.1');
+    s.on('error', () => undefined);
+    fillers.push(s);
+    await new Promise<void>((resolve) => {
+      s.once('connect', () => resolve());
+      setTimeout(resolve, 500);
+    });
+  }
+  return {
+    port,
+    close() {
+      for (const s of fillers) s.destroy();
+      child.kill('SIGKILL');
+    },
+  };
 }

@@ -23,6 +23,7 @@ import {
   startServer,
   waitFor,
   type TestServer,
+  startUnresponsiveUpstream,
 } from './helpers.js';
 
 async function ingressError(p: Promise<unknown>): Promise<IngressError> {
@@ -296,7 +297,7 @@ describe('binding ingress limits and timeouts', () => {
     t = await startTestMock({
       config: {
         ...twoAccounts,
-        ingress: { preface_timeout_ms: 100, max_connections: 2, idle_timeout_ms: 300 },
+        ingress: { preface_timeout_ms: 100, max_connections: 2, idle_timeout_ms: 300, dial_timeout_ms: 200 },
       },
       ingress: {},
     });
@@ -306,6 +307,26 @@ describe('binding ingress limits and timeouts', () => {
   afterAll(async () => {
     await t?.close();
     await echo?.close();
+  });
+
+  it('ERR_731 when the upstream does not accept within dial_timeout_ms', async () => {
+    const silent = await startUnresponsiveUpstream();
+    try {
+      await createEndpoint(t, 'tcp://silent.default:5432', {
+        upstream_url: `tcp://127.0.0.1:${silent.port}`,
+      });
+      const err = await ingressError(
+        connectThroughIngress({
+          address: t.api.ingressAddress!,
+          authtoken: ACME_AUTHTOKEN,
+          url: 'tcp://silent.default:5432',
+        }),
+      );
+      expect(err.code).toBe('ERR_731');
+      expect(err.msg).toContain('200 ms');
+    } finally {
+      silent.close();
+    }
   });
 
   it('ERR_704 when the preface does not arrive in time', async () => {
