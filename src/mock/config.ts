@@ -54,7 +54,11 @@ export const MockConfig = z
         heartbeat_ms: z.number().int().min(10).default(15_000),
         max_streams_per_operator: z.number().int().min(1).default(4),
         /** A stream whose unsent bytes exceed this (a client that stopped reading) is dropped. */
-        max_buffered_bytes: z.number().int().min(1024).default(1024 * 1024),
+        max_buffered_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(1024 * 1024),
         /**
          * Id of an account's first event. Default: the server's start time in ms × 1000, so an id
          * from an earlier run of the mock (whose state is gone) is always "too old" and gets a
