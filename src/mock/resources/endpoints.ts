@@ -141,8 +141,15 @@ function syncTunnel(services: MockServices, state: AccountState, r: EndpointReco
   return { ...r, tunnel_id: tunnel.id };
 }
 
-function notify(ctx: RequestContext, type: EndpointEventType, r: EndpointRecord): void {
-  operatorEventHub(ctx.services).record(ctx.account.id, type, r);
+/**
+ * Stores a created or updated endpoint: its tunnel follows its upstream, and the account's
+ * operators are notified, always together. Answers the stored record.
+ */
+function commit(ctx: RequestContext, type: EndpointEventType, r: EndpointRecord): EndpointRecord {
+  const stored = syncTunnel(ctx.services, ctx.account, r);
+  ctx.account.collection('endpoints').put(stored);
+  operatorEventHub(ctx.services).record(ctx.account.id, type, stored);
+  return stored;
 }
 
 function checkFilter(query: ReadonlyMap<string, string>): void {
@@ -180,7 +187,7 @@ export function endpointRoutes(): RouteSpec[] {
         const pooling = input.pooling_enabled ?? false;
         checkPooling(ctx.account, url.url, pooling);
         const now = ctx.services.timestamp();
-        let record: EndpointRecord = {
+        const record: EndpointRecord = {
           id: ctx.services.ids.mint(ID_PREFIX.endpoint),
           url: url.url,
           scheme: url.scheme,
@@ -195,10 +202,7 @@ export function endpointRoutes(): RouteSpec[] {
           created_at: now,
           updated_at: now,
         };
-        record = syncTunnel(ctx.services, ctx.account, record);
-        ctx.account.collection('endpoints').put(record);
-        notify(ctx, 'endpoint.created', record);
-        return { status: 201, body: renderEndpoint(record, ctx.baseUrl) };
+        return { status: 201, body: renderEndpoint(commit(ctx, 'endpoint.created', record), ctx.baseUrl) };
       },
     },
     {
@@ -255,10 +259,7 @@ export function endpointRoutes(): RouteSpec[] {
           checkPooling(ctx.account, next.url, next.pooling_enabled, next.id);
         }
         next.updated_at = ctx.services.timestamp();
-        next = syncTunnel(ctx.services, ctx.account, next);
-        ctx.account.collection('endpoints').put(next);
-        notify(ctx, 'endpoint.updated', next);
-        return { status: 200, body: renderEndpoint(next, ctx.baseUrl) };
+        return { status: 200, body: renderEndpoint(commit(ctx, 'endpoint.updated', next), ctx.baseUrl) };
       },
     },
     {
@@ -269,7 +270,7 @@ export function endpointRoutes(): RouteSpec[] {
         const existing = findEndpoint(ctx, ctx.params['id']!);
         if (existing.tunnel_id) ctx.account.collection('tunnels').delete(existing.tunnel_id);
         ctx.account.collection('endpoints').delete(existing.id);
-        notify(ctx, 'endpoint.deleted', existing);
+        operatorEventHub(ctx.services).record(ctx.account.id, 'endpoint.deleted', existing);
         return { status: 204 };
       },
     },

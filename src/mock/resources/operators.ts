@@ -9,6 +9,7 @@ import { operatorEventHub } from '../events/hub.js';
 import { LAST_EVENT_ID_QUERY, serveEventStream } from '../events/stream.js';
 import type { RequestContext } from '../http/context.js';
 import { MockError, parseOrThrow } from '../http/errors.js';
+import { requireNonEmptyUpdate } from './shared.js';
 import type { RouteSpec } from '../http/router.js';
 import { listReply } from '../paging.js';
 import type { MockServices } from '../services.js';
@@ -131,17 +132,15 @@ export function operatorRoutes(): RouteSpec[] {
             field: 'body.deployment.namespace',
           });
         }
-        const changes = [
-          input.description,
-          input.metadata,
-          input.enabled_features,
-          input.deployment?.name,
-          input.deployment?.version,
-          input.binding?.endpoint_selector,
-        ];
-        if (changes.every((v) => v === undefined)) {
-          throw new MockError('ERR_123', 'an update must set at least one field');
-        }
+        // `{deployment: {}}` changes nothing either, so the nested fields are what counts.
+        requireNonEmptyUpdate({
+          description: input.description,
+          metadata: input.metadata,
+          enabled_features: input.enabled_features,
+          name: input.deployment?.name,
+          version: input.deployment?.version,
+          endpoint_selector: input.binding?.endpoint_selector,
+        });
         const next: KubernetesOperatorRecord = {
           ...existing,
           deployment: { ...existing.deployment },

@@ -14,15 +14,16 @@ export const EndpointCircuitBreaker = z.object({
 });
 export type EndpointCircuitBreaker = z.infer<typeof EndpointCircuitBreaker>;
 
+const positiveSeconds = uint32.refine((v) => v > 0, {
+  message: 'must be a positive number of seconds',
+  params: { code: 'ERR_354' },
+});
+
 /** The request form: every field optional; the server fills documented defaults. */
 export const EndpointCircuitBreakerInput = z.strictObject({
   enabled: enabledInput,
-  tripped_duration: uint32
-    .refine((v) => v > 0, { message: 'must be a positive number of seconds', params: { code: 'ERR_354' } })
-    .optional(),
-  rolling_window: uint32
-    .refine((v) => v > 0, { message: 'must be a positive number of seconds', params: { code: 'ERR_354' } })
-    .optional(),
+  tripped_duration: positiveSeconds.optional(),
+  rolling_window: positiveSeconds.optional(),
   num_buckets: uint32
     .refine((v) => v >= 1 && v <= MAX_NUM_BUCKETS, {
       message: `must be from 1 to ${MAX_NUM_BUCKETS}`,
