@@ -4,7 +4,6 @@
  * views for a resource's own rules are produced by that resource's zod schema.
  */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
 
 export interface ObjectMeta {
   name: string;

@@ -3,14 +3,14 @@ import { endpointCodes } from './endpoints.js';
 import { operatorCodes } from './operators.js';
 import { edgeCodes } from './edges.js';
 import { ingressCodes } from './ingress.js';
-import type { ErrorCodeInfo } from './types.js';
 
 export type { ErrorCodeInfo, ErrorCatalogue } from './types.js';
 
 /**
  * The whole error catalogue. Each area keeps its codes in its own file and range:
- * ERR_1xx core, ERR_2xx IP policies and tunnels, ERR_3xx–ERR_4xx HTTPS edges, routes and modules,
- * ERR_5xx endpoints, ERR_6xx Kubernetes operators and notifications, ERR_7xx binding ingress.
+ * ERR_1xx core (IP policies and tunnels need nothing beyond it), ERR_3xx HTTPS edges, routes and
+ * modules, ERR_5xx endpoints, ERR_6xx Kubernetes operators and notifications, ERR_7xx binding
+ * ingress.
  */
 export const errorCatalogue = {
   ...coreCodes,
@@ -21,7 +21,3 @@ export const errorCatalogue = {
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;
-
-export function errorCodeInfo(code: ErrorCode): ErrorCodeInfo {
-  return errorCatalogue[code];
-}

@@ -1,8 +1,7 @@
 import { errorCatalogue } from './index.js';
 
 const AREAS: [number, string][] = [
-  [100, 'Request plumbing (every route)'],
-  [200, 'IP policies and tunnels'],
+  [100, 'Request plumbing (every route; IP policies and tunnels need no codes beyond these)'],
   [300, 'HTTPS edges, routes and modules'],
   [500, 'Cluster-bound endpoints'],
   [600, 'Kubernetes operators and notifications'],

@@ -89,7 +89,6 @@ export const EndpointChangedData = z.object({ endpoint: Endpoint });
 export const EndpointDeletedData = z.object({
   endpoint: z.object({ id: z.string(), uri: z.string(), url: z.string() }),
 });
-export const ReadyData = z.object({ last_event_id: z.number().int() });
 export const ResyncData = z.object({
   reason: z.string(),
   last_event_id: z.number().int(),

@@ -74,7 +74,6 @@ export const EDGE_MODULES = {
 } as const satisfies Record<string, ModuleForms>;
 
 export type EdgeModuleName = keyof typeof EDGE_MODULES;
-export const EDGE_MODULE_NAMES = Object.keys(EDGE_MODULES) as EdgeModuleName[];
 
 export type RouteModuleInput<N extends RouteModuleName> = z.infer<(typeof ROUTE_MODULES)[N]['input']>;
 export type RouteModuleOutput<N extends RouteModuleName> = z.infer<(typeof ROUTE_MODULES)[N]['output']>;
