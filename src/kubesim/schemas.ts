@@ -4,6 +4,9 @@ import { z } from 'zod';
  * zod schemas for every byte that crosses into kubesim: query parameters, the envelope of
  * request bodies (kind/apiVersion/metadata) and DeleteOptions. Resource-specific bodies are
  * checked by each resource's own schema (resources/*.ts).
+ *
+ * kubesim shares no code with src/kube (the client side): it stands in for the real API server,
+ * and a schema or rule shared between the fake and its client could hide the same mistake in both.
  */
 
 /** strconv.ParseBool, which is what the apiserver uses for boolean query parameters. */
