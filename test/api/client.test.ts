@@ -1,6 +1,5 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -10,7 +9,7 @@ import {
   hasErrorCode,
   isNotFound,
 } from '../../src/api/client/index.js';
-import { createLogger } from '../../src/log/logger.js';
+import { captureLogs } from '../helpers/logs.js';
 import { ACME_KEY, startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
 
 let m: TestMock;
@@ -69,9 +68,11 @@ describe('ManagementClient retries', () => {
   it('retries an idempotent call on 429, honouring Retry-After, and on 503', async () => {
     await inject({ status: 429, count: 1, retry_after_seconds: 0, path_prefix: '/ip_policies' });
     await inject({ status: 503, count: 1, path_prefix: '/ip_policies' });
-    const client = clientWith();
+    const logs = captureLogs();
+    const client = clientWith({ logger: logs.logger });
     const list = await collect(client.ipPolicies.list());
     expect(Array.isArray(list)).toBe(true);
+    expect(logs.count('api request retry')).toBe(2);
     await client.close();
   });
 
@@ -118,8 +119,14 @@ describe('ManagementClient timeouts and cancellation', () => {
 
   it('retries a timed-out idempotent call', async () => {
     await inject({ status: 503, hang: true, count: 1, path_prefix: '/ip_policies' });
-    const client = clientWith({ timeoutMs: 200, retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    const logs = captureLogs();
+    const client = clientWith({
+      timeoutMs: 200,
+      logger: logs.logger,
+      retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
     await expect(collect(client.ipPolicies.list())).resolves.toBeDefined();
+    expect(logs.count('api request retry')).toBe(1);
     await client.close();
   });
 
@@ -181,14 +188,7 @@ describe('ManagementClient paging', () => {
 
 describe('secrets stay out of logs', () => {
   it('never writes the API key in client or mock logs', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        lines.push(chunk.toString());
-        cb();
-      },
-    });
-    const logger = createLogger({ level: 'trace', destination: sink });
+    const { logger, raw: lines } = captureLogs('trace');
     const mock = await startTestMock({ logger });
     try {
       const client = new ManagementClient({

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectThroughIngress, IngressError } from '../../src/api/ingress/dialer.js';
-import { createLogger } from '../../src/log/logger.js';
+import { captureLogs } from '../helpers/logs.js';
 import { startMockApi } from '../../src/mock/server.js';
 import {
   ACME_AUTHTOKEN,
@@ -42,17 +42,14 @@ describe('binding ingress (plain, loopback)', () => {
   let t: TestMock;
   let address: string;
   let echo: TestServer;
-  const logLines: Record<string, unknown>[] = [];
-  const rawLog: string[] = [];
+  let logLines: Record<string, unknown>[] = [];
+  let rawLog: string[] = [];
 
   beforeAll(async () => {
-    const destination = {
-      write(line: string) {
-        rawLog.push(line);
-        logLines.push(JSON.parse(line) as Record<string, unknown>);
-      },
-    };
-    t = await startTestMock({ ingress: {}, logger: createLogger({ level: 'debug', destination }) });
+    const logs = captureLogs();
+    rawLog = logs.raw;
+    logLines = logs.lines;
+    t = await startTestMock({ ingress: {}, logger: logs.logger });
     address = t.api.ingressAddress!;
     echo = await startEcho();
     await createEndpoint(t, 'http://echo.default', { upstream_url: echo.upstreamUrl });

@@ -1,5 +1,3 @@
-import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { sleep, systemClock, type Clock } from '../../src/kube/clock.js';
 import type { CacheTuning } from '../../src/kube/cache/reflector.js';
@@ -27,19 +25,8 @@ export async function waitFor<T>(
   }
 }
 
-/** A pino logger whose JSON lines are kept for assertions (level debug). */
-export function captureLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const dest = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString('utf8').split('\n')) {
-        if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-      }
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, dest), lines };
-}
+/** A logger whose JSON lines are kept for assertions (level debug). */
+export { captureLogs as captureLogger } from '../helpers/logs.js';
 
 export async function metricValue(
   reg: Registry,
