@@ -22,11 +22,11 @@ export async function readConfigFile<S extends z.ZodType>(path: string, schema: 
     );
   }
   const parsed = schema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UsageError(
-      `config file ${path}: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
+  if (!parsed.success) throw new UsageError(`config file ${path}:\n${formatIssues(parsed.error.issues)}`);
   return parsed.data;
+}
+
+/** Every issue on its own line as `field.path: message`, so a bad config is fixed in one go. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues.map((i) => `  ${i.path.map(String).join('.') || '(root)'}: ${i.message}`).join('\n');
 }

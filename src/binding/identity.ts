@@ -1,0 +1,76 @@
+/**
+ * The install identity and the labels and annotations that carry it. Pure; shared by the
+ * controller (which writes them) and the forwarder (which selects on them). The format is fixed
+ * in docs/projection.md.
+ */
+
+/** One install of endpoint-binder in one cluster: the Helm release name plus the operator namespace. */
+export interface InstallIdentity {
+  release: string;
+  operatorNamespace: string;
+}
+
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_VALUE = 'endpoint-binder';
+export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+export const NAME_LABEL = 'app.kubernetes.io/name';
+export const COMPONENT_LABEL = 'app.kubernetes.io/component';
+export const OPERATOR_NAMESPACE_LABEL = 'endpoint-binder.io/operator-namespace';
+/** `internal` or `alias`. */
+export const ROLE_LABEL = 'endpoint-binder.io/role';
+/** The projection state of the endpoint an internal Service serves (see `ProjectionState`). */
+export const STATE_LABEL = 'endpoint-binder.io/state';
+
+/** The exact endpoint id an internal Service serves (ids may not fit a label value). */
+export const ENDPOINT_ID_ANNOTATION = 'endpoint-binder.io/endpoint-id';
+/** The canonical URL of that endpoint. */
+export const ENDPOINT_URL_ANNOTATION = 'endpoint-binder.io/endpoint-url';
+/** On an alias Service: a JSON array of the ids of every endpoint on its hostname, oldest first. */
+export const ENDPOINT_IDS_ANNOTATION = 'endpoint-binder.io/endpoint-ids';
+/** On an internal Service: JSON object, allocated forwarder port (decimal string) to the canonical URL it serves. */
+export const PORTS_ANNOTATION = 'endpoint-binder.io/ports';
+/** On an internal Service: `host:port` of the binding ingress from the operator registration. */
+export const INGRESS_ANNOTATION = 'endpoint-binder.io/ingress';
+/** A human-readable reason for the state, when it is not `projected`. */
+export const REASON_ANNOTATION = 'endpoint-binder.io/reason';
+/** Set by `endpoint-binder uninstall` under the `retain` policy on Services left behind. */
+export const ORPHANED_ANNOTATION = 'endpoint-binder.io/orphaned';
+
+export const ROLE_INTERNAL = 'internal';
+export const ROLE_ALIAS = 'alias';
+
+/** The labels that mark an object as this install's. */
+export function ownershipLabels(id: InstallIdentity): Record<string, string> {
+  return {
+    [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+    [INSTANCE_LABEL]: id.release,
+    [OPERATOR_NAMESPACE_LABEL]: id.operatorNamespace,
+  };
+}
+
+/** A label selector (`k=v,k=v`) matching exactly this install's objects. */
+export function ownershipSelector(id: InstallIdentity, role?: string): string {
+  const labels = ownershipLabels(id);
+  if (role) labels[ROLE_LABEL] = role;
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+/** True only when every ownership label is present with this install's value. */
+export function isOwnedBy(
+  obj: { metadata: { labels?: Record<string, string> | undefined } },
+  id: InstallIdentity,
+): boolean {
+  const labels = obj.metadata.labels ?? {};
+  return Object.entries(ownershipLabels(id)).every(([k, v]) => labels[k] === v);
+}
+
+/** The labels of this install's forwarder pods; the internal Services' selector. */
+export function forwarderPodLabels(id: InstallIdentity): Record<string, string> {
+  return {
+    [NAME_LABEL]: 'endpoint-binder',
+    [INSTANCE_LABEL]: id.release,
+    [COMPONENT_LABEL]: 'forwarder',
+  };
+}

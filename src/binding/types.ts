@@ -1,0 +1,106 @@
+import type { Service } from '../kube/objects.js';
+import type { InstallIdentity } from './identity.js';
+
+/**
+ * The contract between the pure projection core (`src/binding/`) and the controller shell
+ * (`src/controller/`). The core decides; the shell reads the world, calls the core, and writes.
+ */
+
+/** What became of one endpoint of the account; also the value of the `endpoint-binder.io/state` label. */
+export type ProjectionState =
+  | 'projected'
+  | 'namespace-missing'
+  | 'name-conflict'
+  | 'port-conflict'
+  | 'invalid-url'
+  | 'not-selected'
+  | 'ports-exhausted'
+  | 'error';
+
+export const PROJECTION_STATES: readonly ProjectionState[] = [
+  'projected',
+  'namespace-missing',
+  'name-conflict',
+  'port-conflict',
+  'invalid-url',
+  'not-selected',
+  'ports-exhausted',
+  'error',
+];
+
+/** A cluster-bound endpoint as the controller knows it (the fields of the API's Endpoint it uses). */
+export interface EndpointRecord {
+  id: string;
+  url: string;
+  description?: string | undefined;
+  metadata?: string | undefined;
+  /** RFC 3339; orders endpoints on one hostname (oldest wins), ties broken by id. */
+  created_at: string;
+}
+
+/** The outcome of the selector on one endpoint; `error` set means "not selected" because evaluation failed. */
+export interface SelectorOutcome {
+  selected: boolean;
+  error?: string;
+}
+
+/** Everything the projection depends on besides endpoints and the cluster. */
+export interface ProjectionConfig {
+  identity: InstallIdentity;
+  /** Default `cluster.local`. */
+  clusterDomain: string;
+  /** Inclusive forwarder port range. */
+  portRange: { min: number; max: number };
+  /** Extra labels and annotations for every projected Service (ours win on a key clash). */
+  serviceLabels: Record<string, string>;
+  serviceAnnotations: Record<string, string>;
+  /** `host:port` of the binding ingress from the registration; written on internal Services. */
+  ingressAddress: string | null;
+}
+
+export type NamespacePhase = 'Active' | 'Terminating';
+
+/** The part of the cluster the projection reads, as the shell's caches see it. */
+export interface ClusterView {
+  /** Every Service carrying this install's ownership labels, in any namespace. */
+  owned: readonly Service[];
+  /** Every namespace that exists, with its phase. */
+  namespaces: ReadonlyMap<string, NamespacePhase>;
+  /** `namespace/name` of Services known to exist that are not this install's (learned from AlreadyExists). */
+  foreign: ReadonlySet<string>;
+}
+
+export interface ServiceRef {
+  namespace: string;
+  name: string;
+}
+
+/** One endpoint's projection result, for `/status`, metrics and Events. */
+export interface EndpointStatus {
+  id: string;
+  url: string;
+  state: ProjectionState;
+  /** A sentence a person can act on; empty for `projected`. */
+  reason: string;
+  internalService?: ServiceRef;
+  aliasService?: ServiceRef;
+  /** Allocated forwarder port of this endpoint's own URL, when it has one. */
+  targetPort?: number;
+}
+
+export interface DesiredState {
+  /** Every Service that should exist, keyed `namespace/name`, fully specified (no server-defaulted fields). */
+  services: Map<string, Service>;
+  /** One status per endpoint given, in the order given. */
+  statuses: EndpointStatus[];
+  /** Canonical URL → allocated forwarder port, for every URL that has one. */
+  ports: Map<string, number>;
+}
+
+export type PlanAction =
+  | { op: 'create'; key: string; desired: Service }
+  /** `object` is the live Service with our fields written over it, carrying the live resourceVersion. */
+  | { op: 'update'; key: string; desired: Service; object: Service }
+  /** A change the server cannot apply in place (the type changed): delete with the uid precondition, then create. */
+  | { op: 'recreate'; key: string; desired: Service; live: Service }
+  | { op: 'delete'; key: string; live: Service };
