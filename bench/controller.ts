@@ -1,0 +1,263 @@
+/**
+ * Controller benchmark, against the mock API and kubesim on loopback (in a separate process, so
+ * this process measures the controller alone). Three figures:
+ *
+ *  1. projection latency: the API's 201 for an endpoint to both of its Services readable in
+ *     kubesim, endpoints created one after another; through notifications, then polling only;
+ *  2. convergence of N endpoints over 100 namespaces from an empty cluster, as a ratio to creating
+ *     the same Services directly against kubesim with the same concurrency, in the same run;
+ *  3. a full resync of the largest N unchanged: Kubernetes writes, CPU time, controller RSS.
+ *
+ *   npm run bench:controller [-- --latency 200 --sizes 1000,5000,10000 --concurrency 16]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { ManagementClient } from '../src/api/client/index.js';
+import { ENDPOINT_ID_ANNOTATION, MANAGED_BY_LABEL } from '../src/binding/identity.js';
+import { resolveControllerConfig } from '../src/controller/config.js';
+import { startController, type Controller } from '../src/controller/controller.js';
+import { KubeClient, collectionPath, createCache, kinds, kubeConfigFrom, type Service } from '../src/kube/index.js';
+import { silentLogger } from '../src/log/logger.js';
+
+const Args = z.object({
+  latency: z.coerce.number().int().min(1).max(2_000).default(200),
+  sizes: z
+    .string()
+    .default('1000,5000,10000')
+    .transform((s) => s.split(',').map((x) => Number(x)))
+    .pipe(z.array(z.number().int().min(1).max(20_000))),
+  concurrency: z.coerce.number().int().min(1).max(128).default(16),
+});
+const args = Args.parse(
+  parseArgs({ options: { latency: { type: 'string' }, sizes: { type: 'string' }, concurrency: { type: 'string' } } }).values,
+);
+
+const EnvInfo = z.object({ apiUrl: z.string(), adminUrl: z.string(), apiKey: z.string(), kubeconfig: z.string() });
+
+interface Env {
+  info: z.infer<typeof EnvInfo>;
+  child: ChildProcess;
+  client: ManagementClient;
+  stop(): Promise<void>;
+}
+
+async function startEnv(): Promise<Env> {
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'eb-bench-')), 'kubeconfig');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/env-server.ts', kubeconfig, '100'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const info = await new Promise<z.infer<typeof EnvInfo>>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) resolve(EnvInfo.parse(JSON.parse(line)));
+    });
+    child.on('exit', (code) => reject(new Error(`env server exited ${code}`)));
+  });
+  const client = new ManagementClient({ baseUrl: info.apiUrl, apiKey: info.apiKey, retry: { retries: 5 } });
+  return {
+    info,
+    child,
+    client,
+    async stop() {
+      await client.close();
+      const exited = new Promise((r) => child.once('exit', r));
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
+
+async function controllerFor(env: Env, opts: { notifications?: boolean; concurrency: number }): Promise<Controller> {
+  const r = resolveControllerConfig(
+    {
+      api: { baseUrl: env.info.apiUrl },
+      operatorNamespace: 'endpoint-binder',
+      http: { listen: '127.0.0.1:0' },
+      writeConcurrency: opts.concurrency,
+      resyncIntervalSeconds: 3600,
+    },
+    { ENDPOINT_BINDER_API_KEY: env.info.apiKey },
+  );
+  if (!r.ok) throw new Error(r.errors.join('\n'));
+  return startController({
+    config: r.config,
+    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
+    logger: silentLogger(),
+    poll: { baseDelayMs: 200, maxDelayMs: 200 },
+    ...(opts.notifications === false ? { notifications: false } : {}),
+  });
+}
+
+/** Owned Services as a bench-side watch sees them, with the time each endpoint got both. */
+function servicesWatch(env: Env): {
+  count: () => number;
+  bothAt: Map<string, number>;
+  stop: () => Promise<void>;
+  synced: Promise<void>;
+} {
+  const cache = createCache<Service>({
+    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
+    path: collectionPath(kinds.service),
+    labelSelector: `${MANAGED_BY_LABEL}=endpoint-binder`,
+    schema: kinds.service.schema,
+    logger: silentLogger(),
+  });
+  const internalAt = new Map<string, number>();
+  const aliasOf = new Map<string, string>(); // alias key -> endpoint ids joined
+  const bothAt = new Map<string, number>();
+  let n = 0;
+  cache.on('add', (s) => {
+    n++;
+    const now = performance.now();
+    const id = s.metadata.annotations?.[ENDPOINT_ID_ANNOTATION];
+    if (id) {
+      internalAt.set(id, now);
+      if (aliasOf.has(id)) bothAt.set(id, now);
+    } else {
+      const ids = JSON.parse(s.metadata.annotations?.['endpoint-binder.io/endpoint-ids'] ?? '[]') as string[];
+      for (const eid of ids) {
+        aliasOf.set(eid, s.metadata.name);
+        if (internalAt.has(eid) && !bothAt.has(eid)) bothAt.set(eid, now);
+      }
+    }
+  });
+  cache.on('delete', () => n--);
+  cache.start();
+  return { count: () => n, bothAt, stop: () => cache.stop(), synced: cache.waitForSync() };
+}
+
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const ms = (x: number): number => Number(x.toFixed(3));
+
+async function waitUntil(fn: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function latency(notifications: boolean): Promise<Record<string, number>> {
+  const env = await startEnv();
+  const watch = servicesWatch(env);
+  await watch.synced;
+  const ctl = await controllerFor(env, { notifications, concurrency: args.concurrency });
+  await ctl.caughtUp();
+  const samples: number[] = [];
+  for (let i = 0; i < args.latency; i++) {
+    const ep = await env.client.endpoints.create({ url: `http://lat-${i}.ns-${i % 100}`, bindings: ['kubernetes'] });
+    const t0 = performance.now();
+    await waitUntil(() => watch.bothAt.has(ep.id), 30_000);
+    samples.push(watch.bothAt.get(ep.id)! - t0);
+  }
+  samples.sort((a, b) => a - b);
+  await ctl.stop();
+  await watch.stop();
+  await env.stop();
+  return { n: samples.length, p50_ms: ms(pct(samples, 50)), p90_ms: ms(pct(samples, 90)), p99_ms: ms(pct(samples, 99)), max_ms: ms(samples.at(-1)!) };
+}
+
+async function createEndpoints(env: Env, n: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < n) {
+        const i = next++;
+        await env.client.endpoints.create({ url: `http://svc-${i}.ns-${i % 100}`, bindings: ['kubernetes'] });
+      }
+    }),
+  );
+}
+
+/** The same 2N Services the controller writes, created directly with the same concurrency. */
+async function baseline(n: number): Promise<number> {
+  const env = await startEnv();
+  const kube = new KubeClient(kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }));
+  const services: Service[] = [];
+  for (let i = 0; i < n; i++) {
+    const internal = `ep-bench${String(i).padStart(22, '0')}`;
+    const labels = { [MANAGED_BY_LABEL]: 'endpoint-binder', 'app.kubernetes.io/instance': 'endpoint-binder' };
+    services.push({
+      metadata: { name: internal, namespace: 'endpoint-binder', labels, annotations: { [ENDPOINT_ID_ANNOTATION]: internal, 'endpoint-binder.io/ports': `{"${10000 + i}":"http://svc-${i}.ns-${i % 100}:80"}` } },
+      spec: { type: 'ClusterIP', selector: { 'app.kubernetes.io/component': 'forwarder' }, ports: [{ name: 'http-80', port: 80, targetPort: 10000 + i, protocol: 'TCP' }] },
+    });
+    services.push({
+      metadata: { name: `svc-${i}`, namespace: `ns-${i % 100}`, labels, annotations: { 'endpoint-binder.io/endpoint-ids': `["${internal}"]` } },
+      spec: { type: 'ExternalName', externalName: `${internal}.endpoint-binder.svc.cluster.local`, ports: [{ name: 'http-80', port: 80, targetPort: 80, protocol: 'TCP' }] },
+    });
+  }
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: args.concurrency }, async () => {
+      while (next < services.length) await kube.create(kinds.service, services[next++]!);
+    }),
+  );
+  const elapsed = performance.now() - t0;
+  await env.stop();
+  return elapsed;
+}
+
+async function convergence(n: number, resync: boolean): Promise<Record<string, unknown>> {
+  const env = await startEnv();
+  await createEndpoints(env, n);
+  const watch = servicesWatch(env);
+  await watch.synced;
+  const t0 = performance.now();
+  const ctl = await controllerFor(env, { concurrency: args.concurrency });
+  await waitUntil(() => watch.count() >= 2 * n, 600_000);
+  const controllerMs = performance.now() - t0;
+  await ctl.caughtUp();
+  let resyncReport: Record<string, number> | undefined;
+  if (resync) {
+    await new Promise((r) => setTimeout(r, 500));
+    global.gc?.();
+    const writesBefore = await writes(ctl);
+    const passes = ctl.passCount();
+    const cpu0 = process.cpuUsage();
+    const w0 = performance.now();
+    if (!(await ctl.resyncNow())) throw new Error('resync failed');
+    await waitUntil(() => ctl.passCount() > passes, 60_000);
+    const cpu = process.cpuUsage(cpu0);
+    resyncReport = {
+      endpoints: n,
+      wall_ms: ms(performance.now() - w0),
+      cpu_ms: ms((cpu.user + cpu.system) / 1000),
+      kube_writes: (await writes(ctl)) - writesBefore,
+      rss_mib: Number((process.memoryUsage().rss / 1048576).toFixed(1)),
+      heap_used_mib: Number((process.memoryUsage().heapUsed / 1048576).toFixed(1)),
+    };
+  }
+  await ctl.stop();
+  await watch.stop();
+  await env.stop();
+  const baselineMs = await baseline(n);
+  return {
+    endpoints: n,
+    services: 2 * n,
+    controller_ms: ms(controllerMs),
+    direct_ms: ms(baselineMs),
+    ratio: Number((controllerMs / baselineMs).toFixed(3)),
+    ...(resyncReport ? { resync: resyncReport } : {}),
+  };
+}
+
+async function writes(ctl: Controller): Promise<number> {
+  const m = await ctl.registry.getSingleMetric('endpoint_binder_kube_writes_total')?.get();
+  return (m?.values ?? []).reduce((s, v) => s + v.value, 0);
+}
+
+const report: Record<string, unknown> = { node: process.version, concurrency: args.concurrency };
+report['latency_notifications'] = await latency(true);
+report['latency_polling_only'] = await latency(false);
+const conv: Record<string, unknown>[] = [];
+const largest = Math.max(...args.sizes);
+for (const n of args.sizes) conv.push(await convergence(n, n === largest));
+report['convergence'] = conv;
+process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -1,0 +1,58 @@
+import { request } from 'undici';
+import { z } from 'zod';
+import { StatusDocumentSchema, formatStatusTable } from '../controller/status.js';
+import { UsageError, type Command } from './command.js';
+import { parseFlags } from './flags.js';
+
+const usage = `Usage: endpoint-binder status [--url <controller http url>] [-o table|json]
+
+Prints every cluster-bound endpoint of the account with its projection state (projected,
+namespace-missing, name-conflict, port-conflict, invalid-url, not-selected, ports-exhausted,
+error), the reason when it is not projected, its alias and internal Service and forwarder port,
+as the running controller sees it (its /status).
+
+In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder status
+
+Options:
+  --url <url>       the controller's HTTP server (default http://127.0.0.1:8080)
+  -o, --output <f>  table (default) or json
+  -h, --help        show this help`;
+
+const flagSpec = {
+  url: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+} as const;
+
+const flagSchema = z.object({
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
+  output: z.enum(['table', 'json'], { error: 'must be "table" or "json"' }).default('table'),
+});
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'Show every endpoint and its projection state (from a running controller)',
+  usage,
+  async run(argv) {
+    const flags = parseFlags(argv, flagSpec, flagSchema);
+    const url = `${flags.url.replace(/\/$/, '')}/status`;
+    let text: string;
+    try {
+      const res = await request(url, { headersTimeout: 10_000, bodyTimeout: 10_000 });
+      text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+    } catch (err) {
+      process.stderr.write(`endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}\n`);
+      return 1;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new UsageError(`${url} did not answer JSON; is --url the controller's HTTP server?`);
+    }
+    const doc = StatusDocumentSchema.safeParse(json);
+    if (!doc.success) throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
+    process.stdout.write(flags.output === 'json' ? `${JSON.stringify(doc.data, null, 2)}\n` : formatStatusTable(doc.data));
+    return 0;
+  },
+};
