@@ -5,6 +5,7 @@ import { kubesimCommand } from './kubesim-command.js';
 import { mockApiCommand } from './mock-api-command.js';
 import { selectorCommand } from './selector-command.js';
 import { statusCommand } from './status-command.js';
+import { uninstallCommand } from './uninstall-command.js';
 
 /** Every subcommand of `endpoint-binder`, in the order `--help` lists them. */
 export const commands: Command[] = [
@@ -12,6 +13,7 @@ export const commands: Command[] = [
   controllerCommand,
   statusCommand,
   selectorCommand,
+  uninstallCommand,
   mockApiCommand,
   kubesimCommand,
 ];

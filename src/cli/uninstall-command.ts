@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { ManagementClient } from '../api/client/index.js';
+import { uninstall } from '../controller/uninstall.js';
+import { KubeClient, kubeConfigFrom } from '../kube/index.js';
+import { createLogger } from '../log/logger.js';
+import { UsageError, type Command } from './command.js';
+import { loadControllerSettings } from './controller-command.js';
+
+const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [options]
+
+Applies the uninstall policy of an install (what the Helm chart's pre-delete hook runs):
+  delete  deletes every Service of this install (alias and internal; only objects carrying this
+          install's ownership labels) and deregisters the operator from the management API
+  retain  keeps the Services, annotated endpoint-binder.io/orphaned=<time>, and keeps the
+          registration (a later install with the same release name and namespace adopts both)
+
+The install is identified by releaseName and operatorNamespace from the controller's config file
+(flags as for \`endpoint-binder controller\`). ENDPOINT_BINDER_API_KEY is needed for delete.
+Prints a JSON report. Exit codes: 0 done, 1 some Service could not be handled, 2 bad usage.
+
+Options:
+  --config <file>       the controller's config file
+  --policy <policy>     delete or retain (required)
+  --kubeconfig <file>   kubeconfig (default: in-cluster, then KUBECONFIG, ~/.kube/config)
+  --context <name>      kubeconfig context
+  -h, --help            show this help`;
+
+const PolicySchema = z.enum(['delete', 'retain'], { error: 'must be "delete" or "retain"' });
+
+export const uninstallCommand: Command = {
+  name: 'uninstall',
+  summary: "Apply an install's uninstall policy (delete or retain its Services)",
+  usage,
+  async run(argv) {
+    let policyText: string | undefined;
+    const rest: string[] = [];
+    for (let i = 0; i < argv.length; i++) {
+      const a = argv[i]!;
+      if (a === '--policy') policyText = argv[++i];
+      else if (a.startsWith('--policy=')) policyText = a.slice('--policy='.length);
+      else rest.push(a);
+    }
+    const policy = PolicySchema.safeParse(policyText);
+    if (!policy.success) throw new UsageError(`--policy: ${policyText === undefined ? 'is required' : policy.error.issues[0]?.message ?? ''}`);
+    // The API key is only needed to deregister.
+    const env = { ...process.env };
+    if (policy.data === 'retain' && !env['ENDPOINT_BINDER_API_KEY']) env['ENDPOINT_BINDER_API_KEY'] = 'unused';
+    const settings = await loadControllerSettings(rest, env);
+    const { config } = settings;
+    const log = createLogger({ name: 'uninstall', level: config.logLevel });
+    const kube = new KubeClient(
+      kubeConfigFrom({
+        ...(settings.kubeconfig ? { kubeconfigPath: settings.kubeconfig } : {}),
+        ...(settings.context ? { context: settings.context } : {}),
+      }),
+    );
+    const api =
+      policy.data === 'delete'
+        ? new ManagementClient({ baseUrl: config.api.baseUrl, apiKey: config.apiKey, retry: { retries: 3 } })
+        : undefined;
+    try {
+      const report = await uninstall({
+        kube,
+        api,
+        identity: { release: config.releaseName, operatorNamespace: config.operatorNamespace },
+        policy: policy.data,
+        log,
+      });
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      return report.failed.length > 0 ? 1 : 0;
+    } finally {
+      await api?.close();
+    }
+  },
+};
