@@ -88,6 +88,18 @@ export interface EndpointStatus {
   targetPort?: number;
 }
 
+/**
+ * A forwarder-port claim found wrong in the cluster and repaired by the allocator (never fatal);
+ * for logging. `services` are the claiming Services as `namespace/name`.
+ */
+export type PortRepair =
+  /** The URL's port lies outside the configured range; the URL gets a new one. */
+  | { kind: 'out-of-range'; url: string; port: number; services: string[]; message: string }
+  /** Two URLs claim one port: the claim of the oldest Service (`keptBy`) keeps it, `url` gets a new one. */
+  | { kind: 'duplicate-port'; port: number; url: string; keptBy: string; services: string[]; message: string }
+  /** One URL has several ports: the most common, then the lowest, is `kept`. */
+  | { kind: 'url-two-ports'; url: string; ports: number[]; kept: number; message: string };
+
 export interface DesiredState {
   /** Every Service that should exist, keyed `namespace/name`, fully specified (no server-defaulted fields). */
   services: Map<string, Service>;
@@ -95,6 +107,8 @@ export interface DesiredState {
   statuses: EndpointStatus[];
   /** Canonical URL → allocated forwarder port, for every URL that has one. */
   ports: Map<string, number>;
+  /** What the port allocator found wrong in the cluster's claims and repaired, for logging. */
+  repairs: PortRepair[];
 }
 
 export type PlanAction =

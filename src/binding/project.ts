@@ -1,0 +1,229 @@
+import type { Service } from '../kube/objects.js';
+import { compareEndpoints } from './age.js';
+import { parseEndpointUrl } from './endpoint-url.js';
+import type { EndpointUrl } from './endpoint-url.js';
+import { aliasExternalName, internalServiceName, isDns1035Label } from './naming.js';
+import { allocatePorts, portClaims } from './ports.js';
+import { endpointView } from './selector.js';
+import type { EndpointView } from './selector.js';
+import { aliasService, internalService } from './services.js';
+import type { GroupPort } from './services.js';
+import type {
+  ClusterView,
+  DesiredState,
+  EndpointRecord,
+  EndpointStatus,
+  ProjectionConfig,
+  ProjectionState,
+  SelectorOutcome,
+} from './types.js';
+
+/**
+ * The projection: endpoints + selector + cluster + config → the Services that should exist and
+ * one status per endpoint (docs/projection.md). Pure; randomness is injected. One bad endpoint
+ * never blocks another: every check decides for that endpoint (or its hostname group) only.
+ *
+ * Order of checks per endpoint:
+ *   1. URL rules 1–4 → `invalid-url`
+ *   2. the selector (false, or failed on it) → `not-selected`
+ *   3. the name part must be a DNS-1035 label → `invalid-url`
+ *   4. the internal name is held by a Service not of this install → `name-conflict`
+ *   5. an older endpoint has the same internal name → `name-conflict`
+ *   then per hostname group (oldest first):
+ *   6. an older member has another scheme on the same port → `port-conflict`
+ *   7. its URL got no forwarder port → `ports-exhausted`
+ *   8. the namespace is missing or terminating → `namespace-missing`
+ *   9. the alias name is held by a foreign Service (or by one of our internal Services) → `name-conflict`
+ *   10. `projected`
+ */
+
+export interface ProjectionInput {
+  endpoints: readonly EndpointRecord[];
+  select: (view: EndpointView) => SelectorOutcome;
+  cluster: ClusterView;
+  config: ProjectionConfig;
+  random: () => number;
+  /** The controller's last allocation, used for a URL the cluster has no claim for. */
+  portHints?: ReadonlyMap<string, number> | undefined;
+}
+
+interface Candidate {
+  index: number;
+  ep: EndpointRecord;
+  url: EndpointUrl;
+  internalName: string;
+}
+
+function key(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export function project(input: ProjectionInput): DesiredState {
+  const { config, cluster } = input;
+  const opns = config.identity.operatorNamespace;
+  const notOurs = `is not managed by this install (release "${config.identity.release}", operator namespace "${opns}")`;
+  const statuses: EndpointStatus[] = input.endpoints.map((ep) => ({
+    id: ep.id,
+    url: ep.url,
+    state: 'error',
+    reason: 'not decided',
+  }));
+  const decide = (
+    index: number,
+    state: ProjectionState,
+    reason: string,
+    extra: Partial<EndpointStatus> = {},
+  ) => {
+    statuses[index] = { ...statuses[index]!, ...extra, state, reason };
+  };
+
+  // Checks 1–3: each endpoint on its own.
+  const candidates: Candidate[] = [];
+  input.endpoints.forEach((ep, index) => {
+    const parsed = parseEndpointUrl(ep.url);
+    if (!parsed.ok) return decide(index, 'invalid-url', `the URL "${ep.url}" is invalid: ${parsed.message}`);
+    const url = parsed.value;
+    const outcome = input.select(endpointView(ep, url));
+    if (!outcome.selected) {
+      return decide(
+        index,
+        'not-selected',
+        outcome.error !== undefined
+          ? `the endpoint selector failed on this endpoint: ${outcome.error}`
+          : 'the endpoint selector is false for this endpoint',
+      );
+    }
+    if (!isDns1035Label(url.name)) {
+      return decide(
+        index,
+        'invalid-url',
+        `the name part "${url.name}" of "${ep.url}" cannot be a Service name: it must be a DNS-1035 label (start with a letter)`,
+      );
+    }
+    candidates.push({ index, ep, url, internalName: internalServiceName(ep.id) });
+  });
+  candidates.sort((a, b) => compareEndpoints(a.ep, b.ep));
+
+  // Checks 4–5: the internal Service name.
+  const nameHolders = new Map<string, Candidate>();
+  const named: Candidate[] = [];
+  for (const c of candidates) {
+    const holder = nameHolders.get(c.internalName);
+    if (cluster.foreign.has(key(opns, c.internalName))) {
+      decide(
+        c.index,
+        'name-conflict',
+        `Service ${key(opns, c.internalName)} ${notOurs}; this endpoint's internal Service cannot be created`,
+      );
+    } else if (holder) {
+      decide(
+        c.index,
+        'name-conflict',
+        `older endpoint ${holder.ep.id} already has the internal Service name ${c.internalName}`,
+      );
+    } else {
+      nameHolders.set(c.internalName, c);
+      named.push(c);
+    }
+  }
+
+  // Hostname groups; within each, the oldest member's URL wins a port number (check 6).
+  const groups = new Map<string, Candidate[]>();
+  for (const c of named) {
+    const g = groups.get(c.url.host);
+    if (g) g.push(c);
+    else groups.set(c.url.host, [c]);
+  }
+  const winners = new Map<string, Candidate>(); // host:port → oldest member on it
+  for (const c of named) if (!winners.has(c.url.hostport)) winners.set(c.url.hostport, c);
+  const wins = (c: Candidate) => winners.get(c.url.hostport)!.url.url === c.url.url;
+
+  const allocation = allocatePorts({
+    urls: named.filter(wins).map((c) => c.url.url),
+    claims: portClaims(cluster.owned.filter((s) => s.metadata.namespace === opns)),
+    hints: input.portHints,
+    range: config.portRange,
+    random: input.random,
+  });
+
+  const services = new Map<string, Service>();
+  for (const [host, members] of groups) {
+    const { name, namespace } = members[0]!.url;
+    const aliasKey = key(namespace, name);
+    const groupPorts: GroupPort[] = [];
+    const seen = new Set<string>();
+    for (const m of members) {
+      const port = allocation.ports.get(m.url.url);
+      if (port === undefined || !wins(m) || seen.has(m.url.url)) continue;
+      seen.add(m.url.url);
+      groupPorts.push({ url: m.url, forwarderPort: port });
+    }
+    const phase = cluster.namespaces.get(namespace);
+    const aliasHolder = namespace === opns ? nameHolders.get(name) : undefined;
+
+    const projected: Candidate[] = [];
+    for (const m of members) {
+      const own = allocation.ports.get(m.url.url);
+      let state: ProjectionState;
+      let reason = '';
+      if (!wins(m)) {
+        const w = winners.get(m.url.hostport)!;
+        state = 'port-conflict';
+        reason = `port ${m.url.port} of ${host} is already used by ${w.url.url} of older endpoint ${w.ep.id}`;
+      } else if (own === undefined) {
+        state = 'ports-exhausted';
+        reason = `no free forwarder port left in the range ${config.portRange.min}-${config.portRange.max}`;
+      } else if (phase === undefined) {
+        state = 'namespace-missing';
+        reason = `namespace "${namespace}" does not exist; the alias Service ${aliasKey} is created when it does`;
+      } else if (phase === 'Terminating') {
+        state = 'namespace-missing';
+        reason = `namespace "${namespace}" is being deleted; no alias Service is written there`;
+      } else if (cluster.foreign.has(aliasKey)) {
+        state = 'name-conflict';
+        reason = `Service ${aliasKey} ${notOurs}; the alias Service cannot be created`;
+      } else if (aliasHolder) {
+        state = 'name-conflict';
+        reason = `the alias name ${aliasKey} is the internal Service of endpoint ${aliasHolder.ep.id}`;
+      } else {
+        state = 'projected';
+        projected.push(m);
+      }
+      const extra: Partial<EndpointStatus> = {};
+      if (own !== undefined && wins(m)) extra.targetPort = own;
+      // Every state but ports-exhausted keeps an internal Service, as long as the group has a port to list.
+      if (state !== 'ports-exhausted' && groupPorts.length > 0) {
+        const svc = internalService({
+          name: m.internalName,
+          endpointId: m.ep.id,
+          url: m.url,
+          state,
+          reason,
+          groupPorts,
+          config,
+        });
+        services.set(key(opns, m.internalName), svc);
+        extra.internalService = { namespace: opns, name: m.internalName };
+      }
+      decide(m.index, state, reason, extra);
+    }
+
+    const target = projected[0];
+    if (target) {
+      services.set(
+        aliasKey,
+        aliasService({
+          name,
+          namespace,
+          externalName: aliasExternalName(target.internalName, opns, config.clusterDomain),
+          endpointIds: projected.map((p) => p.ep.id),
+          groupPorts,
+          config,
+        }),
+      );
+      for (const p of projected) statuses[p.index]!.aliasService = { namespace, name };
+    }
+  }
+
+  return { services, statuses, ports: allocation.ports, repairs: allocation.repairs };
+}

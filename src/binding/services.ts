@@ -1,0 +1,132 @@
+import type { Service, ServicePort } from '../kube/objects.js';
+import type { EndpointUrl } from './endpoint-url.js';
+import {
+  ENDPOINT_ID_ANNOTATION,
+  ENDPOINT_IDS_ANNOTATION,
+  ENDPOINT_URL_ANNOTATION,
+  INGRESS_ANNOTATION,
+  PORTS_ANNOTATION,
+  REASON_ANNOTATION,
+  ROLE_ALIAS,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
+  STATE_LABEL,
+  forwarderPodLabels,
+  ownershipLabels,
+} from './identity.js';
+import { formatPortsAnnotation } from './service-format.js';
+import type { ProjectionConfig, ProjectionState } from './types.js';
+
+/**
+ * The two Service shapes of docs/projection.md, complete and with no server-defaulted field, so
+ * that a desired object can be created as is and compared field by field with a live one.
+ */
+
+/** Keys under our prefix are ours alone (docs/projection.md "Writes"), so configured extras cannot set them. */
+export const OWNED_KEY_PREFIX = 'endpoint-binder.io/';
+
+function extras(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter(([k]) => !k.startsWith(OWNED_KEY_PREFIX)));
+}
+
+/** One URL of a hostname group with its allocated forwarder port. */
+export interface GroupPort {
+  url: EndpointUrl;
+  forwarderPort: number;
+}
+
+/** The group's ports, ascending by the URL's port. */
+function servicePorts(ports: readonly GroupPort[], target: (p: GroupPort) => number): ServicePort[] {
+  return [...ports]
+    .sort((a, b) => a.url.port - b.url.port)
+    .map((p) => ({
+      name: `${p.url.scheme}-${p.url.port}`,
+      protocol: 'TCP',
+      port: p.url.port,
+      targetPort: target(p),
+    }));
+}
+
+export interface InternalServiceInput {
+  name: string;
+  endpointId: string;
+  url: EndpointUrl;
+  state: ProjectionState;
+  /** Empty for `projected`. */
+  reason: string;
+  groupPorts: readonly GroupPort[];
+  config: ProjectionConfig;
+}
+
+export function internalService(input: InternalServiceInput): Service {
+  const { config } = input;
+  const annotations: Record<string, string> = {
+    ...extras(config.serviceAnnotations),
+    [ENDPOINT_ID_ANNOTATION]: input.endpointId,
+    [ENDPOINT_URL_ANNOTATION]: input.url.url,
+    [PORTS_ANNOTATION]: formatPortsAnnotation(
+      new Map(input.groupPorts.map((p) => [p.forwarderPort, p.url.url])),
+    ),
+  };
+  if (config.ingressAddress !== null) annotations[INGRESS_ANNOTATION] = config.ingressAddress;
+  if (input.state !== 'projected') annotations[REASON_ANNOTATION] = input.reason;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: input.name,
+      namespace: config.identity.operatorNamespace,
+      labels: {
+        ...extras(config.serviceLabels),
+        ...ownershipLabels(config.identity),
+        [ROLE_LABEL]: ROLE_INTERNAL,
+        [STATE_LABEL]: input.state,
+      },
+      annotations,
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: forwarderPodLabels(config.identity),
+      ports: servicePorts(input.groupPorts, (p) => p.forwarderPort),
+    },
+  };
+}
+
+export interface AliasServiceInput {
+  /** The hostname's name and namespace parts. */
+  name: string;
+  namespace: string;
+  externalName: string;
+  /** Ids of the group's projected endpoints, oldest first. */
+  endpointIds: readonly string[];
+  groupPorts: readonly GroupPort[];
+  config: ProjectionConfig;
+}
+
+export function aliasService(input: AliasServiceInput): Service {
+  const { config } = input;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: input.name,
+      namespace: input.namespace,
+      labels: {
+        ...extras(config.serviceLabels),
+        ...ownershipLabels(config.identity),
+        [ROLE_LABEL]: ROLE_ALIAS,
+        [STATE_LABEL]: 'projected',
+      },
+      annotations: {
+        ...extras(config.serviceAnnotations),
+        [ENDPOINT_IDS_ANNOTATION]: JSON.stringify(input.endpointIds),
+      },
+    },
+    spec: {
+      type: 'ExternalName',
+      externalName: input.externalName,
+      // What the API server would default targetPort to; informational for ExternalName.
+      ports: servicePorts(input.groupPorts, (p) => p.url.port),
+    },
+  };
+}
