@@ -20,7 +20,14 @@ import { ManagementClient } from '../src/api/client/index.js';
 import { ENDPOINT_ID_ANNOTATION, MANAGED_BY_LABEL } from '../src/binding/identity.js';
 import { resolveControllerConfig } from '../src/controller/config.js';
 import { startController, type Controller } from '../src/controller/controller.js';
-import { KubeClient, collectionPath, createCache, kinds, kubeConfigFrom, type Service } from '../src/kube/index.js';
+import {
+  KubeClient,
+  collectionPath,
+  createCache,
+  kinds,
+  kubeConfigFrom,
+  type Service,
+} from '../src/kube/index.js';
 import { silentLogger } from '../src/log/logger.js';
 
 const Args = z.object({
@@ -33,10 +40,17 @@ const Args = z.object({
   concurrency: z.coerce.number().int().min(1).max(128).default(16),
 });
 const args = Args.parse(
-  parseArgs({ options: { latency: { type: 'string' }, sizes: { type: 'string' }, concurrency: { type: 'string' } } }).values,
+  parseArgs({
+    options: { latency: { type: 'string' }, sizes: { type: 'string' }, concurrency: { type: 'string' } },
+  }).values,
 );
 
-const EnvInfo = z.object({ apiUrl: z.string(), adminUrl: z.string(), apiKey: z.string(), kubeconfig: z.string() });
+const EnvInfo = z.object({
+  apiUrl: z.string(),
+  adminUrl: z.string(),
+  apiKey: z.string(),
+  kubeconfig: z.string(),
+});
 
 interface Env {
   info: z.infer<typeof EnvInfo>;
@@ -47,9 +61,13 @@ interface Env {
 
 async function startEnv(): Promise<Env> {
   const kubeconfig = join(mkdtempSync(join(tmpdir(), 'eb-bench-')), 'kubeconfig');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/env-server.ts', kubeconfig, '100'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bench/support/env-server.ts', kubeconfig, '100'],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const info = await new Promise<z.infer<typeof EnvInfo>>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -73,7 +91,10 @@ async function startEnv(): Promise<Env> {
   };
 }
 
-async function controllerFor(env: Env, opts: { notifications?: boolean; concurrency: number }): Promise<Controller> {
+async function controllerFor(
+  env: Env,
+  opts: { notifications?: boolean; concurrency: number },
+): Promise<Controller> {
   const r = resolveControllerConfig(
     {
       api: { baseUrl: env.info.apiUrl },
@@ -132,7 +153,8 @@ function servicesWatch(env: Env): {
   return { count: () => n, bothAt, stop: () => cache.stop(), synced: cache.waitForSync() };
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const ms = (x: number): number => Number(x.toFixed(3));
 
 async function waitUntil(fn: () => boolean, timeoutMs: number): Promise<void> {
@@ -151,7 +173,10 @@ async function latency(notifications: boolean): Promise<Record<string, number>> 
   await ctl.caughtUp();
   const samples: number[] = [];
   for (let i = 0; i < args.latency; i++) {
-    const ep = await env.client.endpoints.create({ url: `http://lat-${i}.ns-${i % 100}`, bindings: ['kubernetes'] });
+    const ep = await env.client.endpoints.create({
+      url: `http://lat-${i}.ns-${i % 100}`,
+      bindings: ['kubernetes'],
+    });
     const t0 = performance.now();
     await waitUntil(() => watch.bothAt.has(ep.id), 30_000);
     samples.push(watch.bothAt.get(ep.id)! - t0);
@@ -160,7 +185,13 @@ async function latency(notifications: boolean): Promise<Record<string, number>> 
   await ctl.stop();
   await watch.stop();
   await env.stop();
-  return { n: samples.length, p50_ms: ms(pct(samples, 50)), p90_ms: ms(pct(samples, 90)), p99_ms: ms(pct(samples, 99)), max_ms: ms(samples.at(-1)!) };
+  return {
+    n: samples.length,
+    p50_ms: ms(pct(samples, 50)),
+    p90_ms: ms(pct(samples, 90)),
+    p99_ms: ms(pct(samples, 99)),
+    max_ms: ms(samples.at(-1)!),
+  };
 }
 
 async function createEndpoints(env: Env, n: number): Promise<void> {
@@ -184,12 +215,33 @@ async function baseline(n: number): Promise<number> {
     const internal = `ep-bench${String(i).padStart(22, '0')}`;
     const labels = { [MANAGED_BY_LABEL]: 'endpoint-binder', 'app.kubernetes.io/instance': 'endpoint-binder' };
     services.push({
-      metadata: { name: internal, namespace: 'endpoint-binder', labels, annotations: { [ENDPOINT_ID_ANNOTATION]: internal, 'endpoint-binder.io/ports': `{"${10000 + i}":"http://svc-${i}.ns-${i % 100}:80"}` } },
-      spec: { type: 'ClusterIP', selector: { 'app.kubernetes.io/component': 'forwarder' }, ports: [{ name: 'http-80', port: 80, targetPort: 10000 + i, protocol: 'TCP' }] },
+      metadata: {
+        name: internal,
+        namespace: 'endpoint-binder',
+        labels,
+        annotations: {
+          [ENDPOINT_ID_ANNOTATION]: internal,
+          'endpoint-binder.io/ports': `{"${10000 + i}":"http://svc-${i}.ns-${i % 100}:80"}`,
+        },
+      },
+      spec: {
+        type: 'ClusterIP',
+        selector: { 'app.kubernetes.io/component': 'forwarder' },
+        ports: [{ name: 'http-80', port: 80, targetPort: 10000 + i, protocol: 'TCP' }],
+      },
     });
     services.push({
-      metadata: { name: `svc-${i}`, namespace: `ns-${i % 100}`, labels, annotations: { 'endpoint-binder.io/endpoint-ids': `["${internal}"]` } },
-      spec: { type: 'ExternalName', externalName: `${internal}.endpoint-binder.svc.cluster.local`, ports: [{ name: 'http-80', port: 80, targetPort: 80, protocol: 'TCP' }] },
+      metadata: {
+        name: `svc-${i}`,
+        namespace: `ns-${i % 100}`,
+        labels,
+        annotations: { 'endpoint-binder.io/endpoint-ids': `["${internal}"]` },
+      },
+      spec: {
+        type: 'ExternalName',
+        externalName: `${internal}.endpoint-binder.svc.cluster.local`,
+        ports: [{ name: 'http-80', port: 80, targetPort: 80, protocol: 'TCP' }],
+      },
     });
   }
   const t0 = performance.now();

@@ -92,7 +92,12 @@ export async function loadControllerSettings(
   try {
     values = parseArgs({
       args: argv,
-      options: { ...stringFlags, config: { type: 'string' }, kubeconfig: { type: 'string' }, context: { type: 'string' } },
+      options: {
+        ...stringFlags,
+        config: { type: 'string' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+      },
       strict: true,
       allowPositionals: false,
     }).values as Record<string, string | undefined>;
@@ -106,12 +111,16 @@ export async function loadControllerSettings(
     try {
       text = await readFile(paths.config, 'utf8');
     } catch (err) {
-      throw new UsageError(`cannot read config file ${paths.config}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new UsageError(
+        `cannot read config file ${paths.config}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     try {
       raw = parseYaml(text, { maxAliasCount: 100 }) ?? {};
     } catch (err) {
-      throw new UsageError(`config file ${paths.config} is not valid YAML/JSON: ${err instanceof Error ? err.message : String(err)}`);
+      throw new UsageError(
+        `config file ${paths.config} is not valid YAML/JSON: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       throw new UsageError(`config file ${paths.config}: (root): must be a mapping`);

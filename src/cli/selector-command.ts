@@ -54,8 +54,10 @@ export const selectorCommand: Command = {
     }
     const [sub, expression, ...extra] = parsed.positionals;
     if (sub !== 'test') throw new UsageError('the only subcommand is "selector test \'<expression>\'"');
-    if (expression === undefined) throw new UsageError('give the selector expression as one argument (quote it)');
-    if (extra.length > 0) throw new UsageError(`one expression only; quote it (got ${extra.length + 1} arguments)`);
+    if (expression === undefined)
+      throw new UsageError('give the selector expression as one argument (quote it)');
+    if (extra.length > 0)
+      throw new UsageError(`one expression only; quote it (got ${extra.length + 1} arguments)`);
     const flags = flagSchema.safeParse(parsed.values);
     if (!flags.success) {
       const i = flags.error.issues[0];
@@ -72,7 +74,7 @@ export const selectorCommand: Command = {
       return 0;
     }
     const apiKey = process.env['ENDPOINT_BINDER_API_KEY'];
-    if (!apiKey) throw new UsageError('ENDPOINT_BINDER_API_KEY must be set to read the account\'s endpoints');
+    if (!apiKey) throw new UsageError("ENDPOINT_BINDER_API_KEY must be set to read the account's endpoints");
     const client = new ManagementClient({ baseUrl: apiUrl, apiKey, retry: { retries: 2 } });
     const rows: Row[] = [];
     try {
@@ -83,7 +85,12 @@ export const selectorCommand: Command = {
           continue;
         }
         if (!isDns1035Label(u.value.name)) {
-          rows.push({ id: ep.id, url: ep.url, selected: false, why: `invalid URL: "${u.value.name}" cannot be a Service name` });
+          rows.push({
+            id: ep.id,
+            url: ep.url,
+            selected: false,
+            why: `invalid URL: "${u.value.name}" cannot be a Service name`,
+          });
           continue;
         }
         const r = compiled.selector.evaluate(endpointView(toRecord(ep), u.value));
@@ -91,7 +98,12 @@ export const selectorCommand: Command = {
           id: ep.id,
           url: ep.url,
           selected: r.selected,
-          why: r.error !== undefined ? `evaluation error: ${r.error.split('\n')[0]}` : r.selected ? 'selector is true' : 'selector is false',
+          why:
+            r.error !== undefined
+              ? `evaluation error: ${r.error.split('\n')[0]}`
+              : r.selected
+                ? 'selector is true'
+                : 'selector is false',
         });
       }
     } finally {
@@ -104,7 +116,9 @@ export const selectorCommand: Command = {
     const header = ['ENDPOINT', 'URL', 'SELECTED', 'WHY'];
     const table = [header, ...rows.map((r) => [r.id, r.url, r.selected ? 'yes' : 'no', r.why])];
     const widths = header.map((_, i) => Math.max(...table.map((t) => t[i]!.length)));
-    const lines = table.map((t) => t.map((c, i) => (i === t.length - 1 ? c : c.padEnd(widths[i]!))).join('   '));
+    const lines = table.map((t) =>
+      t.map((c, i) => (i === t.length - 1 ? c : c.padEnd(widths[i]!))).join('   '),
+    );
     const n = rows.filter((r) => r.selected).length;
     process.stdout.write(`${lines.join('\n')}\n\n${n} of ${rows.length} endpoints selected\n`);
     return 0;

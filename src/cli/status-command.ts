@@ -24,7 +24,9 @@ const flagSpec = {
 } as const;
 
 const flagSchema = z.object({
-  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
+  url: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .default('http://127.0.0.1:8080'),
   output: z.enum(['table', 'json'], { error: 'must be "table" or "json"' }).default('table'),
 });
 
@@ -41,7 +43,9 @@ export const statusCommand: Command = {
       text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
     } catch (err) {
-      process.stderr.write(`endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(
+        `endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
       return 1;
     }
     let json: unknown;
@@ -51,8 +55,11 @@ export const statusCommand: Command = {
       throw new UsageError(`${url} did not answer JSON; is --url the controller's HTTP server?`);
     }
     const doc = StatusDocumentSchema.safeParse(json);
-    if (!doc.success) throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
-    process.stdout.write(flags.output === 'json' ? `${JSON.stringify(doc.data, null, 2)}\n` : formatStatusTable(doc.data));
+    if (!doc.success)
+      throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
+    process.stdout.write(
+      flags.output === 'json' ? `${JSON.stringify(doc.data, null, 2)}\n` : formatStatusTable(doc.data),
+    );
     return 0;
   },
 };

@@ -41,10 +41,14 @@ export const uninstallCommand: Command = {
       else rest.push(a);
     }
     const policy = PolicySchema.safeParse(policyText);
-    if (!policy.success) throw new UsageError(`--policy: ${policyText === undefined ? 'is required' : policy.error.issues[0]?.message ?? ''}`);
+    if (!policy.success)
+      throw new UsageError(
+        `--policy: ${policyText === undefined ? 'is required' : (policy.error.issues[0]?.message ?? '')}`,
+      );
     // The API key is only needed to deregister.
     const env = { ...process.env };
-    if (policy.data === 'retain' && !env['ENDPOINT_BINDER_API_KEY']) env['ENDPOINT_BINDER_API_KEY'] = 'unused';
+    if (policy.data === 'retain' && !env['ENDPOINT_BINDER_API_KEY'])
+      env['ENDPOINT_BINDER_API_KEY'] = 'unused';
     const settings = await loadControllerSettings(rest, env);
     const { config } = settings;
     const log = createLogger({ name: 'uninstall', level: config.logLevel });

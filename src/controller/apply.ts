@@ -68,7 +68,12 @@ export async function applyAction(action: PlanAction, ctx: ApplyContext): Promis
         m.kubeWrites.inc({ op: 'create', result: writeResult(err) });
         if (!isAlreadyExists(err)) throw err;
       }
-      const live = await ctx.client.get(kinds.service, desired.metadata.namespace, desired.metadata.name, sig);
+      const live = await ctx.client.get(
+        kinds.service,
+        desired.metadata.namespace,
+        desired.metadata.name,
+        sig,
+      );
       if (!live) continue; // deleted in between: create again
       if (!isOwnedBy(live, ctx.identity)) {
         ctx.cluster.markForeign(key, ctx.now());

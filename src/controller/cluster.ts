@@ -56,7 +56,12 @@ export class ClusterState {
     onChange: () => void;
     tuning?: Partial<CacheTuning>;
   }) {
-    const common = { transport: opts.transport, logger: opts.log, metrics: opts.metrics, ...(opts.tuning ? { options: opts.tuning } : {}) };
+    const common = {
+      transport: opts.transport,
+      logger: opts.log,
+      metrics: opts.metrics,
+      ...(opts.tuning ? { options: opts.tuning } : {}),
+    };
     this.services = createCache({
       ...common,
       name: 'services',
@@ -137,7 +142,8 @@ export class ClusterState {
   /** The earliest time a foreign key is due, if any. */
   nextForeignCheck(): number | undefined {
     let min: number | undefined;
-    for (const f of this.foreignKeys.values()) min = min === undefined ? f.recheckAt : Math.min(min, f.recheckAt);
+    for (const f of this.foreignKeys.values())
+      min = min === undefined ? f.recheckAt : Math.min(min, f.recheckAt);
     return min;
   }
 

@@ -7,10 +7,13 @@ import { isDnsLabel } from '../binding/endpoint-url.js';
  * file; every error names the field (`bindings.endpointSelector: ...`).
  */
 
-const dnsLabel = z.string().refine(isDnsLabel, 'must be a lower-case RFC 1123 label of at most 63 characters');
+const dnsLabel = z
+  .string()
+  .refine(isDnsLabel, 'must be a lower-case RFC 1123 label of at most 63 characters');
 
 /** A label or annotation key: optional DNS-subdomain prefix and a name part (Kubernetes' rule). */
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const metadataKey = z
   .string()
   .refine(
@@ -49,7 +52,11 @@ export const ControllerConfigSchema = z
     bindings: z
       .strictObject({
         enabled: z.boolean().default(true),
-        endpointSelector: z.string().trim().min(1, 'must not be empty (use "true" to select every endpoint)').default('true'),
+        endpointSelector: z
+          .string()
+          .trim()
+          .min(1, 'must not be empty (use "true" to select every endpoint)')
+          .default('true'),
         clusterDomain: z
           .string()
           .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS domain')
@@ -152,7 +159,8 @@ export function resolveControllerConfig(raw: unknown, env: Record<string, string
   const errors: string[] = [];
   const parsed = ControllerConfigSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    for (const i of parsed.error.issues) errors.push(`${i.path.map(String).join('.') || '(root)'}: ${i.message}`);
+    for (const i of parsed.error.issues)
+      errors.push(`${i.path.map(String).join('.') || '(root)'}: ${i.message}`);
   }
   const apiKey = env['ENDPOINT_BINDER_API_KEY'];
   if (!apiKey) errors.push('ENDPOINT_BINDER_API_KEY: the API key must be set in the environment');

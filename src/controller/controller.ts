@@ -80,7 +80,10 @@ export function compileOrThrow(expression: string): EndpointSelector {
 export async function startController(opts: ControllerOptions): Promise<Controller> {
   const { config, logger: log } = opts;
   const selector = compileOrThrow(config.bindings.endpointSelector);
-  const identity: InstallIdentity = { release: config.releaseName, operatorNamespace: config.operatorNamespace };
+  const identity: InstallIdentity = {
+    release: config.releaseName,
+    operatorNamespace: config.operatorNamespace,
+  };
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'endpoint_binder_process_' });
   const metrics = controllerMetrics(registry);
@@ -94,7 +97,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   let feed: EndpointFeed | undefined;
   let cluster: ClusterState | undefined;
 
-  const isLeader = (): boolean => (elector ? elector.isLeader() : config.leaderElection.enabled ? false : true);
+  const isLeader = (): boolean =>
+    elector ? elector.isLeader() : config.leaderElection.enabled ? false : true;
   const isReady = (): boolean => {
     if (!operator || !cluster?.synced) return false;
     if (!config.bindings.enabled) return true;
@@ -266,6 +270,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     signal.addEventListener('abort', () => clearInterval(poll), { once: true });
   };
 
+  let stopping: Promise<void> | undefined;
   const started = main().catch((err: unknown) => {
     if (signal.aborted) return;
     const e = err instanceof Error ? err : new Error(String(err));
@@ -294,16 +299,19 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     },
     done,
     resyncNow: () => (feed ? feed.relist('requested', signal) : Promise.resolve(false)),
-    async stop() {
-      ctl.abort();
-      await started;
-      await Promise.allSettled(tasks);
-      await elector?.release().catch(() => undefined);
-      await cluster?.stop();
-      await recorder.stop(2_000);
-      await client.close();
-      await probe.close();
-      resolveDone(undefined);
+    stop() {
+      stopping ??= (async () => {
+        ctl.abort();
+        await started;
+        await Promise.allSettled(tasks);
+        await elector?.release().catch(() => undefined);
+        await cluster?.stop();
+        await recorder.stop(2_000);
+        await client.close();
+        await probe.close();
+        resolveDone(undefined);
+      })();
+      return stopping;
     },
   };
 }

@@ -86,7 +86,10 @@ export class EndpointFeed {
 
   /** Runs the stream, the periodic resync and the poller until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.opts.notifications === false ? undefined : this.streamLoop(signal), this.timerLoop(signal)]);
+    await Promise.all([
+      this.opts.notifications === false ? undefined : this.streamLoop(signal),
+      this.timerLoop(signal),
+    ]);
   }
 
   /** A complete listing now; resolves true when it succeeded (concurrent callers share one). */

@@ -50,12 +50,14 @@ export async function startProbeServer(host: string, port: number, h: ProbeHandl
   };
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, 'text/plain', `${err instanceof Error ? err.message : String(err)}\n`);
+      if (!res.headersSent)
+        send(res, 500, 'text/plain', `${err instanceof Error ? err.message : String(err)}\n`);
       else res.destroy();
     });
   });
   const tracker = trackConnections(server);
   const address = await listen(server, host, port);
-  const shown = address.host === '0.0.0.0' || address.host === '[::]' ? `127.0.0.1:${address.port}` : address.address;
+  const shown =
+    address.host === '0.0.0.0' || address.host === '[::]' ? `127.0.0.1:${address.port}` : address.address;
   return { address, url: `http://${shown}`, close: () => tracker.close(1_000) };
 }

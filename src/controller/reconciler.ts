@@ -18,7 +18,14 @@ import type {
 } from '../binding/types.js';
 import { PROJECTION_STATES } from '../binding/types.js';
 import { parseEndpointUrl } from '../binding/endpoint-url.js';
-import { kinds, objectRef, type EventRecorder, type InvolvedObject, type KubeClient, type Service } from '../kube/index.js';
+import {
+  kinds,
+  objectRef,
+  type EventRecorder,
+  type InvolvedObject,
+  type KubeClient,
+  type Service,
+} from '../kube/index.js';
 import { isOwnedBy } from '../binding/identity.js';
 import type { Logger } from '../log/logger.js';
 import { applyAll, type ApplyOutcome } from './apply.js';
@@ -147,10 +154,13 @@ export class Reconciler {
       const timer =
         due === undefined
           ? undefined
-          : setTimeout(() => {
-              this.dirty = true;
-              done();
-            }, Math.max(0, due - now));
+          : setTimeout(
+              () => {
+                this.dirty = true;
+                done();
+              },
+              Math.max(0, due - now),
+            );
       this.wake = done;
       signal.addEventListener('abort', done, { once: true });
     });
@@ -189,7 +199,10 @@ export class Reconciler {
       portHints: this.portHints,
     });
     const frozen = new Set([...view.namespaces].filter(([, p]) => p === 'Terminating').map(([n]) => n));
-    const actions = plan(desired.services, view.ownedByKey, { allowDeletes: feed.complete, frozenNamespaces: frozen });
+    const actions = plan(desired.services, view.ownedByKey, {
+      allowDeletes: feed.complete,
+      frozenNamespaces: frozen,
+    });
     metrics.planDuration.observe((performance.now() - t0) / 1000);
     this.passes++;
 
@@ -233,7 +246,10 @@ export class Reconciler {
     if (outcomes.some((o) => o.result === 'foreign' || o.result === 'ok')) this.dirty = true;
     if (feed.complete && !this.appliedComplete) {
       this.appliedComplete = true;
-      log.info({ endpoints: endpoints.length, services: desired.services.size, leader }, 'first complete sync applied');
+      log.info(
+        { endpoints: endpoints.length, services: desired.services.size, leader },
+        'first complete sync applied',
+      );
     }
     if (leader && clean) metrics.lastApply.set(this.now() / 1000);
     if (actions.length > 0 || outcomes.length > 0) {
@@ -262,9 +278,19 @@ export class Reconciler {
         const repaired = desiredJson !== undefined && this.lastApplied.get(out.key) === desiredJson;
         if (desiredJson === undefined) this.lastApplied.delete(out.key);
         else this.lastApplied.set(out.key, desiredJson);
-        const verb = action.op === 'delete' ? 'Deleted' : repaired ? 'Repaired' : action.op === 'update' ? 'Updated' : 'Created';
+        const verb =
+          action.op === 'delete'
+            ? 'Deleted'
+            : repaired
+              ? 'Repaired'
+              : action.op === 'update'
+                ? 'Updated'
+                : 'Created';
         const svc = out.object ?? (action.op === 'delete' ? action.live : undefined);
-        log.info({ service: out.key, op: action.op, repaired, endpoints: svc ? endpointIdsOf(svc) : [] }, `service ${verb.toLowerCase()}`);
+        log.info(
+          { service: out.key, op: action.op, repaired, endpoints: svc ? endpointIdsOf(svc) : [] },
+          `service ${verb.toLowerCase()}`,
+        );
         if (svc && recorder) {
           const role = svc.metadata.labels?.[ROLE_LABEL] ?? 'service';
           const ids = endpointIdsOf(svc).join(', ');
@@ -279,7 +305,10 @@ export class Reconciler {
         const failures = (prev?.failures ?? 0) + 1;
         const delay = Math.min(300_000, 500 * 2 ** (failures - 1)) * (0.75 + this.random() * 0.5);
         this.backoff.set(out.key, { until: this.now() + delay, failures, message: out.message });
-        log.warn({ service: out.key, op: action.op, failures, retryInMs: Math.round(delay), error: out.message }, 'service write failed');
+        log.warn(
+          { service: out.key, op: action.op, failures, retryInMs: Math.round(delay), error: out.message },
+          'service write failed',
+        );
         const target = action.op === 'delete' ? action.live : action.desired;
         recorder?.warning(
           objectRef(target, 'Service', 'v1'),
@@ -287,7 +316,10 @@ export class Reconciler {
           `Could not ${action.op} Service ${out.key}: ${out.message}`,
         );
       } else if (out.result === 'foreign') {
-        log.warn({ service: out.key }, 'service name held by a Service this install does not own; left untouched');
+        log.warn(
+          { service: out.key },
+          'service name held by a Service this install does not own; left untouched',
+        );
       }
     });
   }
@@ -299,10 +331,15 @@ export class Reconciler {
       const prev = this.prevState.get(s.id);
       if (prev === s.state) continue;
       this.prevState.set(s.id, s.state);
-      this.o.log.info({ endpointId: s.id, url: s.url, state: s.state, previous: prev ?? null, reason: s.reason }, 'endpoint state');
+      this.o.log.info(
+        { endpointId: s.id, url: s.url, state: s.state, previous: prev ?? null, reason: s.reason },
+        'endpoint state',
+      );
       const reason = EVENT_REASON[s.state];
       if (!this.o.recorder) continue;
-      const internal = s.internalService ? services.get(`${s.internalService.namespace}/${s.internalService.name}`) : undefined;
+      const internal = s.internalService
+        ? services.get(`${s.internalService.namespace}/${s.internalService.name}`)
+        : undefined;
       const target = internal ? objectRef(internal, 'Service', 'v1') : this.o.podRef;
       if (!target) continue;
       if (reason) this.o.recorder.warning(target, reason, `Endpoint ${s.id} (${s.url}): ${s.reason}`);

@@ -41,7 +41,13 @@ export function registrationDrift(
 }
 
 function isPermanent(err: unknown): boolean {
-  return err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429 && err.status !== 408;
+  return (
+    err instanceof ApiError &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    err.status !== 429 &&
+    err.status !== 408
+  );
 }
 
 /**
@@ -85,7 +91,10 @@ export async function registerOnce(
     if (isPermanent(err)) {
       const e = err as ApiError;
       throw new RegistrationRefused(
-        `the management API refused the operator registration: ${e.status} ${e.errorCode ?? ''} ${e.msg}`.replace(/\s+/g, ' '),
+        `the management API refused the operator registration: ${e.status} ${e.errorCode ?? ''} ${e.msg}`.replace(
+          /\s+/g,
+          ' ',
+        ),
       );
     }
     throw err;
@@ -106,7 +115,10 @@ export async function register(
   for (let attempt = 1; ; attempt++) {
     try {
       const { operator, action } = await registerOnce(client, spec, log, signal);
-      log.info({ operatorId: operator.id, action, ingress: operator.binding.ingress_endpoint }, 'operator registered');
+      log.info(
+        { operatorId: operator.id, action, ingress: operator.binding.ingress_endpoint },
+        'operator registered',
+      );
       return operator;
     } catch (err) {
       if (err instanceof RegistrationRefused || signal.aborted) throw err;

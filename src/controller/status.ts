@@ -51,7 +51,8 @@ export function formatStatusTable(doc: StatusDocument): string {
   const header = ['ENDPOINT', 'URL', 'STATE', 'ALIAS', 'INTERNAL SERVICE', 'TARGET PORT', 'REASON'];
   const order = new Map(PROJECTION_STATES.map((s, i) => [s, i]));
   const sorted = [...doc.endpoints].sort(
-    (a, b) => (order.get(a.state as never) ?? 0) - (order.get(b.state as never) ?? 0) || a.url.localeCompare(b.url),
+    (a, b) =>
+      (order.get(a.state as never) ?? 0) - (order.get(b.state as never) ?? 0) || a.url.localeCompare(b.url),
   );
   const rows = sorted.map((e) => [
     e.id,
@@ -62,7 +63,7 @@ export function formatStatusTable(doc: StatusDocument): string {
     e.targetPort !== undefined ? String(e.targetPort) : '-',
     e.reason || '-',
   ]);
-  const summary = Object.entries(doc.counts)
+  const summary = PROJECTION_STATES.map((s): [string, number] => [s, doc.counts[s] ?? 0])
     .filter(([, n]) => n > 0)
     .map(([s, n]) => `${n} ${s}`)
     .join(', ');
@@ -72,6 +73,7 @@ export function formatStatusTable(doc: StatusDocument): string {
     `notifications: ${doc.notificationsLive ? 'live' : 'down (polling)'}   last full sync: ${doc.lastFullSync ?? 'never'}`,
     '',
   ];
-  const body = doc.endpoints.length === 0 ? 'No cluster-bound endpoints in the account.' : pad([header, ...rows]);
+  const body =
+    doc.endpoints.length === 0 ? 'No cluster-bound endpoints in the account.' : pad([header, ...rows]);
   return `${head.join('\n')}${body}\n\n${doc.endpoints.length} endpoints${summary ? `: ${summary}` : ''}\n`;
 }

@@ -1,5 +1,10 @@
 import type { ManagementClient } from '../api/client/index.js';
-import { ORPHANED_ANNOTATION, isOwnedBy, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
+import {
+  ORPHANED_ANNOTATION,
+  isOwnedBy,
+  ownershipSelector,
+  type InstallIdentity,
+} from '../binding/identity.js';
 import {
   collectionPath,
   isConflict,
@@ -92,7 +97,10 @@ async function markOrphaned(kube: KubeClient, svc: Service, stamp: string): Prom
     if (live.metadata.annotations?.[ORPHANED_ANNOTATION]) return;
     const next: Service = {
       ...live,
-      metadata: { ...live.metadata, annotations: { ...(live.metadata.annotations ?? {}), [ORPHANED_ANNOTATION]: stamp } },
+      metadata: {
+        ...live.metadata,
+        annotations: { ...(live.metadata.annotations ?? {}), [ORPHANED_ANNOTATION]: stamp },
+      },
     };
     try {
       await kube.replace(kinds.service, next);

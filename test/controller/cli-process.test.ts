@@ -7,7 +7,10 @@ import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { OPERATOR_NS, eventually } from './env.js';
 
-function run(args: string[], env: Record<string, string>): {
+function run(
+  args: string[],
+  env: Record<string, string>,
+): {
   exit: Promise<number | null>;
   out: () => string;
   err: () => string;
@@ -48,17 +51,30 @@ describe('endpoint-binder controller as a process', () => {
   it('exits 2 naming every bad field before writing anything', async () => {
     const cfg = join(dir, 'bad.yaml');
     writeFileSync(cfg, 'api:\n  baseUrl: nope\nbindings:\n  portRange: {min: 80}\n');
-    const p = run(['--config', cfg, '--kubeconfig', join(dir, 'kubeconfig')], { ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: OPERATOR_NS });
+    const p = run(['--config', cfg, '--kubeconfig', join(dir, 'kubeconfig')], {
+      ENDPOINT_BINDER_API_KEY: ACME_KEY,
+      POD_NAMESPACE: OPERATOR_NS,
+    });
     expect(await p.exit).toBe(2);
     expect(p.err()).toContain('api.baseUrl');
     expect(p.err()).toContain('bindings.portRange.min: must be at least 1024');
   });
 
   it('exits 2 with the positioned message of a bad selector', async () => {
-    const p = run(['--api-url', mock.url, '--endpoint-selector', 'endpoint.port >', '--kubeconfig', join(dir, 'kubeconfig')], {
-      ENDPOINT_BINDER_API_KEY: ACME_KEY,
-      POD_NAMESPACE: OPERATOR_NS,
-    });
+    const p = run(
+      [
+        '--api-url',
+        mock.url,
+        '--endpoint-selector',
+        'endpoint.port >',
+        '--kubeconfig',
+        join(dir, 'kubeconfig'),
+      ],
+      {
+        ENDPOINT_BINDER_API_KEY: ACME_KEY,
+        POD_NAMESPACE: OPERATOR_NS,
+      },
+    );
     expect(await p.exit).toBe(2);
     expect(p.err()).toContain('bindings.endpointSelector');
     expect(p.err()).toContain('^');
@@ -68,11 +84,21 @@ describe('endpoint-binder controller as a process', () => {
     const cfg = join(dir, 'good.yaml');
     writeFileSync(cfg, `api:\n  baseUrl: ${mock.url}\nhttp:\n  listen: 127.0.0.1:0\n`);
     await mock.client.endpoints.create({ url: 'http://proc.prod', bindings: ['kubernetes'] });
-    const p = run(['--config', cfg, '--kubeconfig', join(dir, 'kubeconfig')], { ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: OPERATOR_NS });
-    const url = await eventually(() => {
-      const line = p.out().split('\n').find((l) => l.includes('"controller http server listening"'));
-      return line ? (JSON.parse(line) as { url: string }).url : undefined;
-    }, 'listening line', 30_000);
+    const p = run(['--config', cfg, '--kubeconfig', join(dir, 'kubeconfig')], {
+      ENDPOINT_BINDER_API_KEY: ACME_KEY,
+      POD_NAMESPACE: OPERATOR_NS,
+    });
+    const url = await eventually(
+      () => {
+        const line = p
+          .out()
+          .split('\n')
+          .find((l) => l.includes('"controller http server listening"'));
+        return line ? (JSON.parse(line) as { url: string }).url : undefined;
+      },
+      'listening line',
+      30_000,
+    );
     await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 'ready', 30_000);
     const status = (await (await fetch(`${url}/status`)).json()) as { endpoints: { state: string }[] };
     expect(status.endpoints[0]?.state).toBe('projected');

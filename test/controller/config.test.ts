@@ -52,7 +52,11 @@ describe('controller config', () => {
     const r = resolveControllerConfig(
       {
         api: { baseUrl: 'ftp://x' },
-        bindings: { endpointSelector: '  ', portRange: { min: 20000, max: 10000 }, serviceLabels: { 'bad key!': 'v' } },
+        bindings: {
+          endpointSelector: '  ',
+          portRange: { min: 20000, max: 10000 },
+          serviceLabels: { 'bad key!': 'v' },
+        },
         writeConcurrency: 0,
         surprise: 1,
       },
@@ -73,7 +77,11 @@ describe('controller config', () => {
   it('lets flags override the file, numbers parsed', () => {
     const raw = applyFlagOverrides(
       { bindings: { portRange: { min: 11000 } } },
-      { 'port-range-max': '12000', 'endpoint-selector': "endpoint.url.contains(',')", 'api-url': 'http://127.0.0.1:1' },
+      {
+        'port-range-max': '12000',
+        'endpoint-selector': "endpoint.url.contains(',')",
+        'api-url': 'http://127.0.0.1:1',
+      },
     );
     const r = resolveControllerConfig(raw, env);
     expect(r.ok && r.config.bindings.portRange).toEqual({ min: 11000, max: 12000 });
@@ -82,20 +90,29 @@ describe('controller config', () => {
 
   it('keeps a selector with quotes, commas and newlines from the file unchanged', async () => {
     const selector = `endpoint.namespace in ['a', "b,c"] &&\n  endpoint.port != 22`;
-    const p = file(`api:\n  baseUrl: http://127.0.0.1:9\nbindings:\n  endpointSelector: ${JSON.stringify(selector)}\n`);
+    const p = file(
+      `api:\n  baseUrl: http://127.0.0.1:9\nbindings:\n  endpointSelector: ${JSON.stringify(selector)}\n`,
+    );
     const s = await loadControllerSettings(['--config', p], env);
     expect(s.config.bindings.endpointSelector).toBe(selector);
   });
 
   it('refuses a selector that does not compile, with the positioned message', async () => {
-    const p = file('api:\n  baseUrl: http://127.0.0.1:9\nbindings:\n  endpointSelector: "endpoint.host.endsWith(\'.prod\'"\n');
+    const p = file(
+      'api:\n  baseUrl: http://127.0.0.1:9\nbindings:\n  endpointSelector: "endpoint.host.endsWith(\'.prod\'"\n',
+    );
     const msg = await usageError(['--config', p]);
     expect(msg).toContain('bindings.endpointSelector');
     expect(msg).toMatch(/\^/);
   });
 
   it('refuses matches() because a regex could hang the process', async () => {
-    const msg = await usageError(['--api-url', 'http://127.0.0.1:9', '--endpoint-selector', "endpoint.host.matches('^a+$')"]);
+    const msg = await usageError([
+      '--api-url',
+      'http://127.0.0.1:9',
+      '--endpoint-selector',
+      "endpoint.host.matches('^a+$')",
+    ]);
     expect(msg).toContain('bindings.endpointSelector');
     expect(msg).toMatch(/matches/);
   });

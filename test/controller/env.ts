@@ -24,8 +24,13 @@ export interface ControllerEnv {
   kube: KubeClient;
   /** Every Service write anyone made, as the API server's watch reports them. */
   writes: WriteCounter;
-  startController(overrides?: ControllerConfigInput & { identity?: string; logger?: Logger }): Promise<Controller>;
-  createEndpoint(url: string, extra?: { description?: string; metadata?: string; upstream_url?: string }): Promise<Endpoint>;
+  startController(
+    overrides?: ControllerConfigInput & { identity?: string; logger?: Logger },
+  ): Promise<Controller>;
+  createEndpoint(
+    url: string,
+    extra?: { description?: string; metadata?: string; upstream_url?: string; pooling_enabled?: boolean },
+  ): Promise<Endpoint>;
   service(namespace: string, name: string): Promise<Service | undefined>;
   /** Internal Service of an endpoint (found by its id annotation). */
   internalOf(endpointId: string, namespace?: string): Promise<Service | undefined>;
@@ -75,7 +80,7 @@ export async function startEnv(opts: { namespaces?: string[] } = {}): Promise<Co
     kube,
     writes,
     async startController(overrides = {}) {
-      const { identity, logger, ...cfg } = overrides;
+      const { identity, logger, pod, ...cfg } = overrides;
       const r = resolveControllerConfig(
         {
           api: { baseUrl: mock.url },
@@ -100,6 +105,7 @@ export async function startEnv(opts: { namespaces?: string[] } = {}): Promise<Co
         cacheTuning: { ...fastTuning, pageSize: 500 },
         poll: { baseDelayMs: 100, maxDelayMs: 500 },
         identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
+        ...(pod ? { pod } : {}),
       });
       controllers.push(c);
       return c;
@@ -128,7 +134,11 @@ export async function startEnv(opts: { namespaces?: string[] } = {}): Promise<Co
 }
 
 /** Waits until `fn` holds; a longer default than unit tests, for a loaded 2-core machine. */
-export function eventually<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 15_000): Promise<NonNullable<T>> {
+export function eventually<T>(
+  fn: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<NonNullable<T>> {
   return waitFor(fn, what, { timeoutMs, intervalMs: 25 });
 }
 

@@ -18,7 +18,9 @@ describe('controller: projecting endpoints', () => {
 
   beforeAll(async () => {
     env = await startEnv({ namespaces: ['prod', 'shop', 'multi', 'pool', 'mixed', 'bad'] });
-    ctl = await env.startController({ bindings: { endpointSelector: "!endpoint.metadata.startsWith('skip')" } });
+    ctl = await env.startController({
+      bindings: { endpointSelector: "!endpoint.metadata.startsWith('skip')" },
+    });
     await eventually(() => ctl.isReady(), 'controller ready');
   });
   afterAll(async () => {
@@ -46,7 +48,9 @@ describe('controller: projecting endpoints', () => {
     const target = ports[0]!.targetPort as number;
     expect(target).toBeGreaterThanOrEqual(10000);
     expect(target).toBeLessThanOrEqual(19999);
-    expect(JSON.parse(internal.metadata.annotations![PORTS_ANNOTATION]!)).toEqual({ [String(target)]: 'http://api.prod:80' });
+    expect(JSON.parse(internal.metadata.annotations![PORTS_ANNOTATION]!)).toEqual({
+      [String(target)]: 'http://api.prod:80',
+    });
     expect(internal.metadata.annotations![INGRESS_ANNOTATION]).toBe(env.mock.api.ingressAddress);
     expect(internal.metadata.labels).toMatchObject({
       [MANAGED_BY_LABEL]: 'endpoint-binder',
@@ -73,7 +77,10 @@ describe('controller: projecting endpoints', () => {
     const internalName = ep.id.replace('_', '-');
     await eventually(() => env.service('prod', 'db'), 'alias');
     await env.mock.client.endpoints.delete(ep.id);
-    await eventually(async () => !(await env.service('prod', 'db')) && !(await env.service(OPERATOR_NS, internalName)), 'both gone');
+    await eventually(
+      async () => !(await env.service('prod', 'db')) && !(await env.service(OPERATOR_NS, internalName)),
+      'both gone',
+    );
     await eventually(() => stateOf(ep.id) === undefined, 'status forgets it');
   });
 
@@ -96,7 +103,10 @@ describe('controller: projecting endpoints', () => {
     await eventually(() => stateOf(ep.id)?.state === 'namespace-missing', 'state namespace-missing');
     await env.kube.create(kinds.namespace, { metadata: { name: 'later' } });
     await eventually(() => env.service('later', 'web'), 'alias once the namespace exists');
-    await eventually(async () => (await env.internalOf(ep.id))?.metadata.labels?.[STATE_LABEL] === 'projected', 'label projected');
+    await eventually(
+      async () => (await env.internalOf(ep.id))?.metadata.labels?.[STATE_LABEL] === 'projected',
+      'label projected',
+    );
   });
 
   it('never touches a foreign Service in the way and reports a name conflict', async () => {
@@ -121,18 +131,29 @@ describe('controller: projecting endpoints', () => {
     }, 'alias with both ports');
     expect(alias.spec?.ports?.map((p) => p.port)).toEqual([80, 5432]);
     expect(alias.spec?.externalName).toBe(`${a.id.replace('_', '-')}.${OPERATOR_NS}.svc.cluster.local`);
-    const ia = await eventually(async () => ((await env.internalOf(a.id))?.spec?.ports?.length === 2 ? env.internalOf(a.id) : undefined), 'a has both');
-    const ib = await eventually(async () => ((await env.internalOf(b.id))?.spec?.ports?.length === 2 ? env.internalOf(b.id) : undefined), 'b has both');
+    const ia = await eventually(
+      async () =>
+        (await env.internalOf(a.id))?.spec?.ports?.length === 2 ? env.internalOf(a.id) : undefined,
+      'a has both',
+    );
+    const ib = await eventually(
+      async () =>
+        (await env.internalOf(b.id))?.spec?.ports?.length === 2 ? env.internalOf(b.id) : undefined,
+      'b has both',
+    );
     expect(ia.spec?.ports).toEqual(ib.spec?.ports);
   });
 
   it('pools identical URLs on one forwarder port', async () => {
-    const a = await env.createEndpoint('http://same.pool');
-    const b = await env.createEndpoint('http://same.pool');
+    const a = await env.createEndpoint('http://same.pool', { pooling_enabled: true });
+    const b = await env.createEndpoint('http://same.pool', { pooling_enabled: true });
     const ia = await eventually(() => env.internalOf(a.id), 'a');
     const ib = await eventually(() => env.internalOf(b.id), 'b');
     expect(ia.spec?.ports?.[0]?.targetPort).toBe(ib.spec?.ports?.[0]?.targetPort);
-    await eventually(() => stateOf(b.id)?.state === 'projected' && stateOf(a.id)?.state === 'projected', 'both projected');
+    await eventually(
+      () => stateOf(b.id)?.state === 'projected' && stateOf(a.id)?.state === 'projected',
+      'both projected',
+    );
   });
 
   it('reports a second scheme on the same host and port as a port conflict', async () => {

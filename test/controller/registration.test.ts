@@ -45,7 +45,11 @@ describe('controller: registration', () => {
       { ENDPOINT_BINDER_API_KEY: 'wrong-key-0123456789' },
     );
     if (!r.ok) throw new Error(r.errors.join());
-    const c = await startController({ config: r.config, kubeConfig: env.sim.kubeConfig(), logger: logs.logger });
+    const c = await startController({
+      config: r.config,
+      kubeConfig: env.sim.kubeConfig(),
+      logger: logs.logger,
+    });
     const err = await c.done;
     expect(err?.message).toMatch(/refused the operator registration: 403/);
     expect(c.isReady()).toBe(false);
@@ -55,13 +59,21 @@ describe('controller: registration', () => {
 
   it('retries through 5xx with /readyz false, then registers', async () => {
     env = await startEnv();
-    await env.mock.admin('POST', '/admin/faults', { status: 503, count: 12, path_prefix: '/kubernetes_operators' });
+    await env.mock.admin('POST', '/admin/faults', {
+      status: 503,
+      count: 12,
+      path_prefix: '/kubernetes_operators',
+    });
     const r = resolveControllerConfig(
       { api: { baseUrl: env.mock.url }, operatorNamespace: OPERATOR_NS, http: { listen: '127.0.0.1:0' } },
       { ENDPOINT_BINDER_API_KEY: ACME_KEY },
     );
     if (!r.ok) throw new Error(r.errors.join());
-    const c = await startController({ config: r.config, kubeConfig: env.sim.kubeConfig(), logger: silentLogger() });
+    const c = await startController({
+      config: r.config,
+      kubeConfig: env.sim.kubeConfig(),
+      logger: silentLogger(),
+    });
     try {
       const res = await fetch(`${c.url}/readyz`);
       expect(res.status).toBe(503);

@@ -33,9 +33,9 @@ describe('controller: status, metrics, events, logs, selector test', () => {
       metadata: { name: 'held', namespace: 'prod' },
       spec: { type: 'ClusterIP', ports: [{ port: 1, protocol: 'TCP' }] },
     });
-    process.env['POD_NAME'] = 'controller-0';
     ctl = await env.startController({
       logger: logs.logger,
+      pod: { name: 'controller-0', namespace: OPERATOR_NS },
       bindings: { endpointSelector: "endpoint.description != 'exclude'" },
     });
     const good = await env.createEndpoint('http://api.prod');
@@ -43,11 +43,13 @@ describe('controller: status, metrics, events, logs, selector test', () => {
     const excluded = await env.createEndpoint('http://hidden.prod', { description: 'exclude' });
     const foreign = await env.createEndpoint('http://held.prod');
     ids = { good: good.id, bad: bad.id, excluded: excluded.id, foreign: foreign.id };
-    await eventually(() => ctl.status().endpoints.length === 4 && ctl.status().counts['projected'] === 1, 'statuses');
+    await eventually(
+      () => ctl.status().endpoints.length === 4 && ctl.status().counts['projected'] === 1,
+      'statuses',
+    );
     await eventually(() => ctl.status().counts['name-conflict'] === 1, 'conflict seen');
   });
   afterAll(async () => {
-    delete process.env['POD_NAME'];
     vi.restoreAllMocks();
     await env?.close();
   });
@@ -61,7 +63,8 @@ describe('controller: status, metrics, events, logs, selector test', () => {
     expect(byId.get(ids.bad)?.state).toBe('invalid-url');
     expect(byId.get(ids.excluded)?.state).toBe('not-selected');
     expect(byId.get(ids.foreign)?.state).toBe('name-conflict');
-    for (const id of [ids.bad, ids.excluded, ids.foreign]) expect(byId.get(id)?.reason.length).toBeGreaterThan(10);
+    for (const id of [ids.bad, ids.excluded, ids.foreign])
+      expect(byId.get(id)?.reason.length).toBeGreaterThan(10);
   });
 
   it('prints the status as a table and as JSON', async () => {
@@ -93,12 +96,21 @@ describe('controller: status, metrics, events, logs, selector test', () => {
   it('records Kubernetes Events on the Services and on its Pod', async () => {
     const transport = new KubeTransport(env.sim.kubeConfig());
     const events = await eventually(async () => {
-      const all = (await listAll({ transport, path: collectionPath(kinds.event), schema: EventSchema })).items;
+      const all = (await listAll({ transport, path: collectionPath(kinds.event), schema: EventSchema }))
+        .items;
       const reasons = new Set(all.map((e) => `${e.involvedObject.kind}:${e.reason}`));
-      return reasons.has('Service:Created') && reasons.has('Pod:InvalidURL') && reasons.has('Service:NameConflict') ? all : undefined;
+      return reasons.has('Service:Created') &&
+        reasons.has('Pod:InvalidURL') &&
+        reasons.has('Service:NameConflict')
+        ? all
+        : undefined;
     }, 'events');
     const invalid = events.find((e) => e.reason === 'InvalidURL');
-    expect(invalid?.involvedObject).toMatchObject({ kind: 'Pod', name: 'controller-0', namespace: OPERATOR_NS });
+    expect(invalid?.involvedObject).toMatchObject({
+      kind: 'Pod',
+      name: 'controller-0',
+      namespace: OPERATOR_NS,
+    });
     expect(invalid?.message).toContain(ids.bad);
     expect(invalid?.type).toBe('Warning');
   });

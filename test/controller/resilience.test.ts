@@ -24,7 +24,10 @@ describe('controller: drift, restarts, failover, outages', () => {
     const alias = await eventually(() => env!.service('prod', 'api'), 'alias');
     const edited = { ...alias, spec: { ...alias.spec, externalName: 'evil.example.com' } };
     await env.kube.replace(kinds.service, edited);
-    await eventually(async () => (await env!.service('prod', 'api'))?.spec?.externalName?.startsWith('ep-'), 'externalName restored');
+    await eventually(
+      async () => (await env!.service('prod', 'api'))?.spec?.externalName?.startsWith('ep-'),
+      'externalName restored',
+    );
 
     const internal = await eventually(() => env!.internalOf(ep.id), 'internal');
     const port = internal.spec?.ports?.[0]?.targetPort;
@@ -40,8 +43,12 @@ describe('controller: drift, restarts, failover, outages', () => {
   it('keeps every port across a restart and writes nothing', async () => {
     env = await startEnv({ namespaces: ['prod', 'shop'] });
     const first = await env.startController();
-    for (const url of ['http://a.prod', 'http://b.prod:8080', 'tcp://c.shop:6379', 'http://a.prod:81']) await env.createEndpoint(url);
-    await eventually(async () => env!.writes.cache.list().filter((s) => s.metadata.labels?.[MANAGED_BY_LABEL]).length === 7, 'all projected');
+    for (const url of ['http://a.prod', 'http://b.prod:8080', 'tcp://c.shop:6379', 'http://a.prod:81'])
+      await env.createEndpoint(url);
+    await eventually(
+      async () => env!.writes.cache.list().filter((s) => s.metadata.labels?.[MANAGED_BY_LABEL]).length === 7,
+      'all projected',
+    );
     await eventually(() => first.isReady(), 'ready');
     const before = targetPorts(env.writes.cache.list());
     await first.stop();
@@ -110,7 +117,11 @@ describe('controller: drift, restarts, failover, outages', () => {
     const ctl = await env.startController();
     await eventually(() => ctl.isReady() && ctl.status().notificationsLive, 'live');
     // The events endpoint fails for a while: the stream drops and reconnect attempts are refused.
-    await env.mock.admin('POST', '/admin/faults', { status: 503, count: 20, path_prefix: '/kubernetes_operators' });
+    await env.mock.admin('POST', '/admin/faults', {
+      status: 503,
+      count: 20,
+      path_prefix: '/kubernetes_operators',
+    });
     const ep = await env.createEndpoint('http://late.prod');
     await env.mock.admin('DELETE', '/admin/faults');
     await eventually(() => env!.service('prod', 'late'), 'projected after the stream returned');
@@ -137,7 +148,10 @@ describe('controller: drift, restarts, failover, outages', () => {
   it('two installs in one cluster never touch each other', async () => {
     env = await startEnv({ namespaces: ['prod', 'team-a', 'team-b'] });
     await env.kube.create(kinds.namespace, { metadata: { name: 'other-ops' } });
-    const a = await env.startController({ releaseName: 'alpha', bindings: { endpointSelector: "endpoint.namespace != 'team-b'" } });
+    const a = await env.startController({
+      releaseName: 'alpha',
+      bindings: { endpointSelector: "endpoint.namespace != 'team-b'" },
+    });
     const b = await env.startController({
       releaseName: 'beta',
       operatorNamespace: 'other-ops',

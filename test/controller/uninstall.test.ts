@@ -14,7 +14,11 @@ describe('endpoint-binder uninstall', () => {
   beforeAll(async () => {
     env = await startEnv();
     await env.kube.create(kinds.service, {
-      metadata: { name: 'bystander', namespace: 'prod', labels: { [MANAGED_BY_LABEL]: 'endpoint-binder', 'app.kubernetes.io/instance': 'other' } },
+      metadata: {
+        name: 'bystander',
+        namespace: 'prod',
+        labels: { [MANAGED_BY_LABEL]: 'endpoint-binder', 'app.kubernetes.io/instance': 'other' },
+      },
       spec: { type: 'ClusterIP', ports: [{ port: 1, protocol: 'TCP' }] },
     });
   });
@@ -29,20 +33,40 @@ describe('endpoint-binder uninstall', () => {
     await eventually(() => owned().length === 5, 'projected (4 + bystander)');
     await ctl.stop();
 
-    const report = await uninstall({ kube: env.kube, api: undefined, identity, policy: 'retain', log: silentLogger() });
+    const report = await uninstall({
+      kube: env.kube,
+      api: undefined,
+      identity,
+      policy: 'retain',
+      log: silentLogger(),
+    });
     expect(report.orphaned).toHaveLength(4);
     expect(report.failed).toEqual([]);
-    await eventually(() => owned().filter((s) => s.metadata.annotations?.[ORPHANED_ANNOTATION]).length === 4, 'marked');
-    expect((await env.service('prod', 'bystander'))?.metadata.annotations?.[ORPHANED_ANNOTATION]).toBeUndefined();
+    await eventually(
+      () => owned().filter((s) => s.metadata.annotations?.[ORPHANED_ANNOTATION]).length === 4,
+      'marked',
+    );
+    expect(
+      (await env.service('prod', 'bystander'))?.metadata.annotations?.[ORPHANED_ANNOTATION],
+    ).toBeUndefined();
 
     const again = await env.startController();
-    await eventually(() => owned().every((s) => !s.metadata.annotations?.[ORPHANED_ANNOTATION]), 'mark cleared by the new install');
+    await eventually(
+      () => owned().every((s) => !s.metadata.annotations?.[ORPHANED_ANNOTATION]),
+      'mark cleared by the new install',
+    );
     await again.stop();
   });
 
   it('delete removes every Service of the install and deregisters it, and nothing else', async () => {
     expect(await collect(env.mock.client.kubernetesOperators.list())).toHaveLength(1);
-    const report = await uninstall({ kube: env.kube, api: env.mock.client, identity, policy: 'delete', log: silentLogger() });
+    const report = await uninstall({
+      kube: env.kube,
+      api: env.mock.client,
+      identity,
+      policy: 'delete',
+      log: silentLogger(),
+    });
     expect(report.deleted).toHaveLength(4);
     expect(report.deregistered).toHaveLength(1);
     await eventually(() => owned().length === 1, 'only the bystander left');
