@@ -70,7 +70,7 @@ async function startEnv(): Promise<Env> {
   );
   const info = await new Promise<z.infer<typeof EnvInfo>>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       const line = out.split('\n')[0];
       if (out.includes('\n') && line) resolve(EnvInfo.parse(JSON.parse(line)));
@@ -85,7 +85,7 @@ async function startEnv(): Promise<Env> {
     async stop() {
       await client.close();
       const exited = new Promise((r) => child.once('exit', r));
-      child.stdin!.end();
+      child.stdin.end();
       await exited;
     },
   };

@@ -100,7 +100,7 @@ export async function loadControllerSettings(
       },
       strict: true,
       allowPositionals: false,
-    }).values as Record<string, string | undefined>;
+    }).values;
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
