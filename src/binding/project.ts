@@ -136,7 +136,7 @@ export function project(input: ProjectionInput): DesiredState {
     }
   }
 
-  // Hostname groups; within each, the oldest member's URL wins a port number (check 6).
+  // Hostname groups; within each, the oldest member's URL wins a port number (check 7).
   const groups = new Map<string, Candidate[]>();
   for (const c of named) {
     const g = groups.get(c.url.host);
