@@ -4,27 +4,29 @@
  * time counts as newest, and equal instants fall back to the text, then to the caller's key.
  */
 
-function instant(ts: string | undefined): number {
-  const t = ts === undefined ? NaN : Date.parse(ts);
-  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+/** A precomputed sort key, so sorting many items parses each timestamp once. */
+export interface AgeKey {
+  instant: number;
+  text: string;
+  key: string;
+}
+
+export function ageKey(timestamp: string | undefined, key: string): AgeKey {
+  const t = timestamp === undefined ? NaN : Date.parse(timestamp);
+  return { instant: Number.isNaN(t) ? Number.POSITIVE_INFINITY : t, text: timestamp ?? '', key };
 }
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Negative when `a` is older; ties broken by `keyA`/`keyB` (an id, a `namespace/name`). */
-export function compareAge(a: string | undefined, keyA: string, b: string | undefined, keyB: string): number {
-  const ta = instant(a);
-  const tb = instant(b);
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  return compareText(a ?? '', b ?? '') || compareText(keyA, keyB);
+/** Negative when `a` is older. */
+export function compareAgeKeys(a: AgeKey, b: AgeKey): number {
+  if (a.instant !== b.instant) return a.instant < b.instant ? -1 : 1;
+  return compareText(a.text, b.text) || compareText(a.key, b.key);
 }
 
-/** Endpoints, oldest first by `created_at`, then id. */
-export function compareEndpoints(
-  a: { created_at: string; id: string },
-  b: { created_at: string; id: string },
-): number {
-  return compareAge(a.created_at, a.id, b.created_at, b.id);
+/** Negative when `a` is older; ties broken by `keyA`/`keyB` (an id, a `namespace/name`). */
+export function compareAge(a: string | undefined, keyA: string, b: string | undefined, keyB: string): number {
+  return compareAgeKeys(ageKey(a, keyA), ageKey(b, keyB));
 }

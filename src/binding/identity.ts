@@ -36,6 +36,12 @@ export const REASON_ANNOTATION = 'endpoint-binder.io/reason';
 /** Set by `endpoint-binder uninstall` under the `retain` policy on Services left behind. */
 export const ORPHANED_ANNOTATION = 'endpoint-binder.io/orphaned';
 
+/**
+ * Every label and annotation key under this prefix is ours: the plan removes such keys when they
+ * are no longer desired, and configured extra labels and annotations cannot set them.
+ */
+export const OWNED_KEY_PREFIX = 'endpoint-binder.io/';
+
 export const ROLE_INTERNAL = 'internal';
 export const ROLE_ALIAS = 'alias';
 

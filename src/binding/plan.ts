@@ -1,5 +1,5 @@
 import type { Service, ServicePort } from '../kube/objects.js';
-import { OWNED_KEY_PREFIX } from './services.js';
+import { OWNED_KEY_PREFIX } from './identity.js';
 import type { PlanAction } from './types.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { Service } from '../kube/objects.js';
-import { compareEndpoints } from './age.js';
+import { ageKey, compareAgeKeys } from './age.js';
+import type { AgeKey } from './age.js';
 import { parseEndpointUrl } from './endpoint-url.js';
 import type { EndpointUrl } from './endpoint-url.js';
 import { aliasExternalName, internalServiceName, isDns1035Label } from './naming.js';
@@ -30,10 +31,11 @@ import type {
  *   4. the internal name is held by a Service not of this install → `name-conflict`
  *   5. an older endpoint has the same internal name → `name-conflict`
  *   then per hostname group (oldest first):
- *   6. an older member has another scheme on the same port → `port-conflict`
- *   7. its URL got no forwarder port → `ports-exhausted`
- *   8. the namespace is missing or terminating → `namespace-missing`
- *   9. the alias name is held by a foreign Service (or by one of our internal Services) → `name-conflict`
+ *   6. the alias name is held by a foreign Service, or is one of our internal Services → the
+ *      whole group `name-conflict`
+ *   7. an older member has another scheme on the same port → `port-conflict`
+ *   8. its URL got no forwarder port → `ports-exhausted`
+ *   9. the namespace is missing or terminating → `namespace-missing`
  *   10. `projected`
  */
 
@@ -52,6 +54,7 @@ interface Candidate {
   ep: EndpointRecord;
   url: EndpointUrl;
   internalName: string;
+  age: AgeKey;
 }
 
 function key(namespace: string, name: string): string {
@@ -100,9 +103,15 @@ export function project(input: ProjectionInput): DesiredState {
         `the name part "${url.name}" of "${ep.url}" cannot be a Service name: it must be a DNS-1035 label (start with a letter)`,
       );
     }
-    candidates.push({ index, ep, url, internalName: internalServiceName(ep.id) });
+    candidates.push({
+      index,
+      ep,
+      url,
+      internalName: internalServiceName(ep.id),
+      age: ageKey(ep.created_at, ep.id),
+    });
   });
-  candidates.sort((a, b) => compareEndpoints(a.ep, b.ep));
+  candidates.sort((a, b) => compareAgeKeys(a.age, b.age));
 
   // Checks 4–5: the internal Service name.
   const nameHolders = new Map<string, Candidate>();
@@ -127,7 +136,7 @@ export function project(input: ProjectionInput): DesiredState {
     }
   }
 
-  // Hostname groups; within each, the oldest member's URL wins a port number (check 6).
+  // Hostname groups; within each, the oldest member's URL wins a port number (check 7).
   const groups = new Map<string, Candidate[]>();
   for (const c of named) {
     const g = groups.get(c.url.host);
@@ -159,14 +168,25 @@ export function project(input: ProjectionInput): DesiredState {
       groupPorts.push({ url: m.url, forwarderPort: port });
     }
     const phase = cluster.namespaces.get(namespace);
+    // The alias name taken decides for the whole group. A foreign Service cannot exist in a
+    // namespace that does not; a stale entry there must not hide `namespace-missing`.
     const aliasHolder = namespace === opns ? nameHolders.get(name) : undefined;
+    let aliasTaken: string | undefined;
+    if (phase !== undefined && cluster.foreign.has(aliasKey)) {
+      aliasTaken = `Service ${aliasKey} ${notOurs}; the alias Service cannot be created`;
+    } else if (aliasHolder) {
+      aliasTaken = `the alias name ${aliasKey} is the internal Service of endpoint ${aliasHolder.ep.id}`;
+    }
 
     const projected: Candidate[] = [];
     for (const m of members) {
       const own = allocation.ports.get(m.url.url);
       let state: ProjectionState;
       let reason = '';
-      if (!wins(m)) {
+      if (aliasTaken !== undefined) {
+        state = 'name-conflict';
+        reason = aliasTaken;
+      } else if (!wins(m)) {
         const w = winners.get(m.url.hostport)!;
         state = 'port-conflict';
         reason = `port ${m.url.port} of ${host} is already used by ${w.url.url} of older endpoint ${w.ep.id}`;
@@ -179,20 +199,15 @@ export function project(input: ProjectionInput): DesiredState {
       } else if (phase === 'Terminating') {
         state = 'namespace-missing';
         reason = `namespace "${namespace}" is being deleted; no alias Service is written there`;
-      } else if (cluster.foreign.has(aliasKey)) {
-        state = 'name-conflict';
-        reason = `Service ${aliasKey} ${notOurs}; the alias Service cannot be created`;
-      } else if (aliasHolder) {
-        state = 'name-conflict';
-        reason = `the alias name ${aliasKey} is the internal Service of endpoint ${aliasHolder.ep.id}`;
       } else {
         state = 'projected';
         projected.push(m);
       }
       const extra: Partial<EndpointStatus> = {};
       if (own !== undefined && wins(m)) extra.targetPort = own;
-      // Every state but ports-exhausted keeps an internal Service, as long as the group has a port to list.
-      if (state !== 'ports-exhausted' && groupPorts.length > 0) {
+      // An internal Service for a member whose URL has a port, or which lost its port to an older
+      // member (so the conflict shows in kubectl), as long as the group has a port to list.
+      if ((own !== undefined || !wins(m)) && groupPorts.length > 0) {
         const svc = internalService({
           name: m.internalName,
           endpointId: m.ep.id,

@@ -5,6 +5,7 @@ import {
   ENDPOINT_IDS_ANNOTATION,
   ENDPOINT_URL_ANNOTATION,
   INGRESS_ANNOTATION,
+  OWNED_KEY_PREFIX,
   PORTS_ANNOTATION,
   REASON_ANNOTATION,
   ROLE_ALIAS,
@@ -22,9 +23,7 @@ import type { ProjectionConfig, ProjectionState } from './types.js';
  * that a desired object can be created as is and compared field by field with a live one.
  */
 
-/** Keys under our prefix are ours alone (docs/projection.md "Writes"), so configured extras cannot set them. */
-export const OWNED_KEY_PREFIX = 'endpoint-binder.io/';
-
+/** Configured extras cannot set keys under our prefix: every key there is ours. */
 function extras(values: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(values).filter(([k]) => !k.startsWith(OWNED_KEY_PREFIX)));
 }

@@ -380,6 +380,30 @@ describe('project: conflicts with Services that are not ours', () => {
     expect(d.services.has('prod/web')).toBe(true);
   });
 
+  it('the alias name taken outranks port-conflict and ports-exhausted in the group', () => {
+    const d = run(
+      [
+        ep('ep_a', 'http://api.prod', 1),
+        ep('ep_b', 'tcp://api.prod:80', 2),
+        ep('ep_c', 'tcp://api.prod:5432', 3),
+      ],
+      {
+        cluster: cluster({ foreign: new Set(['prod/api']) }),
+        config: config({ portRange: { min: 15000, max: 15000 } }),
+      },
+    );
+    expect(d.statuses.map((s) => s.state)).toEqual(['name-conflict', 'name-conflict', 'name-conflict']);
+    // ep_a has a port, ep_b lost its port (its Service shows the conflict), ep_c has none: no Service.
+    expect(d.statuses.map((s) => s.internalService?.name)).toEqual(['ep-a', 'ep-b', undefined]);
+    expect(portsOf(d.services.get(`${OPNS}/ep-b`))).toEqual([['http-80', 80, 15000]]);
+    expect(d.services.has('prod/api')).toBe(false);
+  });
+
+  it('a foreign entry for a namespace that does not exist does not hide namespace-missing', () => {
+    const d = run([ep('ep_a', 'http://api.gone')], { cluster: cluster({ foreign: new Set(['gone/api']) }) });
+    expect(d.statuses[0]!.state).toBe('namespace-missing');
+  });
+
   it('a foreign Service holding an internal name: that endpoint is name-conflict; the alias uses the next oldest', () => {
     const d = run([ep('ep_a', 'http://api.prod', 1), ep('ep_b', 'tcp://api.prod:5432', 2)], {
       cluster: cluster({ foreign: new Set([`${OPNS}/ep-a`]) }),
