@@ -25,7 +25,11 @@ export interface ControllerEnv {
   /** Every Service write anyone made, as the API server's watch reports them. */
   writes: WriteCounter;
   startController(
-    overrides?: ControllerConfigInput & { identity?: string; logger?: Logger },
+    overrides?: ControllerConfigInput & {
+      identity?: string;
+      logger?: Logger;
+      pod?: { name: string; namespace: string };
+    },
   ): Promise<Controller>;
   createEndpoint(
     url: string,
