@@ -92,6 +92,12 @@ export class ForwardedConnection {
     this.closeClientGently(outcome);
   }
 
+  /** Bytes held in this process's stream buffers for this connection (both sockets, both directions). */
+  buffered(): number {
+    const sides = this.upstream ? [this.client, this.upstream] : [this.client];
+    return sides.reduce((n, s) => n + s.writableLength + s.readableLength, 0);
+  }
+
   /** Closes both sides now (end of a drain, or a hard stop). */
   destroy(outcome: 'shutdown' | 'removed'): void {
     this.teardown(outcome);

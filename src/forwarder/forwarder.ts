@@ -51,6 +51,8 @@ export interface Forwarder {
   readiness(): Readiness;
   /** Client connections open now. */
   openConnections(): number;
+  /** Bytes held in stream buffers over all connections (for tests and debugging). */
+  bufferedBytes(): number;
   /**
    * The SIGTERM sequence: unready at once, keep accepting for `drain.delaySeconds`, then stop
    * accepting and give open connections `drain.timeoutSeconds` before closing them.
@@ -195,6 +197,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     listeners: () => listeners.status(),
     readiness,
     openConnections: () => listeners.openConnections(),
+    bufferedBytes: () => listeners.bufferedBytes(),
     shutdown() {
       if (finalStop) return finalStop;
       shuttingDown = true;

@@ -129,6 +129,13 @@ export class ListenerSet {
     return n;
   }
 
+  /** Bytes buffered in user space over every open connection (bounded by the streams' high-water marks). */
+  bufferedBytes(): number {
+    let n = 0;
+    for (const l of [...this.listeners.values(), ...this.retired]) for (const c of l.conns) n += c.buffered();
+    return n;
+  }
+
   /** Stops accepting on every port at once; open connections continue. Final. */
   stopAccepting(): void {
     this.accepting = false;

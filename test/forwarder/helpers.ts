@@ -16,7 +16,6 @@ import { formatPortsAnnotation } from '../../src/binding/service-format.js';
 import { ForwarderConfig, type ForwarderConfigInput } from '../../src/forwarder/config.js';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
-import type { MockApi } from '../../src/mock/server.js';
 import { captureLogs, type CapturedLogs } from '../helpers/logs.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { createEndpoint, startEcho, type TestServer } from '../ingress/helpers.js';
@@ -188,7 +187,7 @@ export function useEnv(mockOpts: { ingressTls?: boolean } = {}): () => Promise<E
     env = {
       sim,
       mock,
-      ingress: (mock.api as MockApi).ingressAddress!,
+      ingress: mock.api.ingressAddress!,
       echo,
       logs,
       forwarders,
