@@ -136,10 +136,10 @@ export class ForwardedConnection {
         this.pipe(socket);
         return;
       } catch (err) {
+        if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         ctx.metrics.dialSeconds.observe({ result: e.code }, (performance.now() - t0) / 1000);
         ctx.metrics.refusals.inc({ code: e.code });
-        if (this.outcome) return; // torn down meanwhile (shutdown)
         this.code = e.code;
         this.error = e.msg;
         const d = decideRetry(e.code, this.attempts, deadline - performance.now(), ctx.random);
@@ -148,15 +148,16 @@ export class ForwardedConnection {
           return;
         }
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, d.delayMs);
-          this.abort.signal.addEventListener(
-            'abort',
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
+          const { signal } = this.abort;
+          const onAbort = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(() => {
+            signal.removeEventListener('abort', onAbort);
+            resolve();
+          }, d.delayMs);
+          signal.addEventListener('abort', onAbort, { once: true });
         });
         if (this.outcome) return;
       }
