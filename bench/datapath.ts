@@ -370,6 +370,7 @@ async function main(): Promise<void> {
   log(
     `connections path:          ${fmt(ratePath, 0)}/s  ratio ${fmt(ratePath / rateDirect, 2)}x direct (target >= 2000/s)`,
   );
+  log(`  CPU per connection:      forwarder ${perConn(0)} us, ingress ${perConn(1)} us`);
 
   // 3. 1-byte echo latency.
   const latDirect = await pingLatencies(up.value.echo, args.pings);
