@@ -1,6 +1,7 @@
 import type { Command } from './command.js';
 import { controllerCommand } from './controller-command.js';
 import { demoCommand } from './demo-command.js';
+import { forwarderCommand } from './forwarder-command.js';
 import { kubesimCommand } from './kubesim-command.js';
 import { mockApiCommand } from './mock-api-command.js';
 import { selectorCommand } from './selector-command.js';
@@ -11,6 +12,7 @@ import { uninstallCommand } from './uninstall-command.js';
 export const commands: Command[] = [
   demoCommand,
   controllerCommand,
+  forwarderCommand,
   statusCommand,
   selectorCommand,
   uninstallCommand,

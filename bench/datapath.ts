@@ -1,0 +1,426 @@
+/**
+ * Data-path benchmark: client → forwarder → binding ingress → upstream, each a separate process on
+ * loopback (the forwarder is the real `endpoint-binder forwarder` CLI, the ingress the mock's).
+ * Every figure is a ratio against a baseline measured in the same run:
+ *
+ *   stream      1 GiB one way to a sink: through the path vs direct, and vs a two-hop socat chain
+ *   connections new connections per second (connect, 1-byte echo, close): path vs direct
+ *   latency     p99 of a 1-byte echo on one connection: path minus direct
+ *   idle RSS    the forwarder's RSS growth with 5,000 idle connections open through it
+ *
+ *   npx tsx bench/datapath.ts [--mib 1024 --conns 6000 --concurrency 32 --pings 5000 --idle 5000]
+ *
+ * Loopback only; bounded in bytes, counts and time.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { z } from 'zod';
+import {
+  ENDPOINT_ID_ANNOTATION,
+  ENDPOINT_URL_ANNOTATION,
+  INGRESS_ANNOTATION,
+  PORTS_ANNOTATION,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
+  STATE_LABEL,
+  forwarderPodLabels,
+  ownershipLabels,
+} from '../src/binding/identity.js';
+import { formatPortsAnnotation } from '../src/binding/service-format.js';
+import { startKubesim } from '../src/kubesim/index.js';
+
+const Args = z.object({
+  mib: z.coerce.number().int().min(1).max(4096).default(1024),
+  conns: z.coerce.number().int().min(100).max(20_000).default(6000),
+  concurrency: z.coerce.number().int().min(1).max(256).default(32),
+  pings: z.coerce.number().int().min(100).max(100_000).default(5000),
+  idle: z.coerce.number().int().min(0).max(8000).default(5000),
+});
+const args = Args.parse(
+  parseArgs({
+    options: {
+      mib: { type: 'string' },
+      conns: { type: 'string' },
+      concurrency: { type: 'string' },
+      pings: { type: 'string' },
+      idle: { type: 'string' },
+    },
+  }).values,
+);
+
+const API_KEY = 'bench_api_key_0123456789';
+const AUTHTOKEN = 'bench_authtoken_0123456789';
+const NS = 'endpoint-binder';
+const IDENTITY = { release: 'bench', operatorNamespace: NS };
+const ECHO_URL = 'tcp://echo.bench:7000';
+const SINK_URL = 'tcp://sink.bench:7001';
+const children: ChildProcess[] = [];
+
+function log(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+/** Spawns a process and resolves with its first stdout line that parses as JSON and passes `pick`. */
+function spawnJson<T>(
+  argv: string[],
+  env: Record<string, string>,
+  pick: (o: Record<string, unknown>) => T | undefined,
+): Promise<{ child: ChildProcess; value: T }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`${argv.join(' ')}: no ready line within 60 s`)), 60_000);
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      buf += c;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let obj: Record<string, unknown>;
+        try {
+          obj = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue;
+        }
+        const v = pick(obj);
+        if (v !== undefined) {
+          clearTimeout(timer);
+          resolve({ child, value: v });
+        }
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}`)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+function dial(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    s.once('connect', () => {
+      s.off('error', reject);
+      s.setNoDelay(true);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+
+/** Sends `mib` MiB to the sink and waits for its byte count: MiB/s. */
+async function stream(port: number, mib: number): Promise<number> {
+  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+  const s = await dial(port);
+  const t0 = process.hrtime.bigint();
+  const reply = new Promise<string>((resolve, reject) => {
+    let text = '';
+    s.setEncoding('utf8');
+    s.on('data', (c: string) => (text += c));
+    s.once('end', () => resolve(text.trim()));
+    s.once('error', reject);
+  });
+  for (let i = 0; i < mib; i++) {
+    if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
+  }
+  s.end();
+  const got = await reply;
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  s.destroy();
+  if (got !== String(mib * 1024 * 1024)) throw new Error(`sink got ${got} bytes, sent ${mib * 1024 * 1024}`);
+  return mib / seconds;
+}
+
+/** One 1-byte echo round trip on a fresh connection, then close. */
+async function oneConnection(port: number): Promise<void> {
+  const s = await dial(port);
+  await new Promise<void>((resolve, reject) => {
+    s.once('data', () => resolve());
+    s.once('error', reject);
+    s.once('end', () => reject(new Error('closed before the echo')));
+    s.write('x');
+  });
+  s.destroy();
+}
+
+/** `count` connections with `concurrency` workers: connections per second. */
+async function connectionRate(port: number, count: number, concurrency: number): Promise<number> {
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        await oneConnection(port);
+      }
+    }),
+  );
+  return count / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+/** Sequential 1-byte echoes on one connection: latencies in ms, sorted. */
+async function pingLatencies(port: number, n: number): Promise<number[]> {
+  const s = await dial(port);
+  const out: number[] = [];
+  let waiter: (() => void) | undefined;
+  s.on('data', () => waiter?.());
+  for (let i = 0; i < n + n / 10; i++) {
+    const t0 = process.hrtime.bigint();
+    await new Promise<void>((resolve) => {
+      waiter = resolve;
+      s.write('x');
+    });
+    if (i >= n / 10) out.push(Number(process.hrtime.bigint() - t0) / 1e6); // the first 10 % warm up
+  }
+  s.destroy();
+  return out.sort((a, b) => a - b);
+}
+
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+function haveSocat(): boolean {
+  return spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
+}
+
+async function socatChain(target: number): Promise<number> {
+  const [p1, p2] = [await freePort(), await freePort()];
+  for (const [listen, to] of [
+    [p2, target],
+    [p1, p2],
+  ] as const) {
+    children.push(
+      spawn(
+        'socat',
+        ['-t', '5', `TCP-LISTEN:${listen},bind=127.0.0.1,reuseaddr,fork,backlog=1024`, `TCP:127.0.0.1:${to}`],
+        {
+          stdio: 'ignore',
+        },
+      ),
+    );
+  }
+  for (const port of [p1, p2]) {
+    for (let i = 0; ; i++) {
+      try {
+        const s = await dial(port);
+        s.destroy();
+        break;
+      } catch (err) {
+        if (i > 100) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+  return p1;
+}
+
+function fmt(n: number, digits = 1): string {
+  return n.toFixed(digits);
+}
+
+async function main(): Promise<void> {
+  log(
+    `datapath bench: node ${process.version}, ${args.mib} MiB stream, ${args.conns} connections x${args.concurrency}, ${args.pings} pings, ${args.idle} idle`,
+  );
+  const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
+    typeof o['echo'] === 'number' ? { echo: o['echo'], sink: o['sink'] as number } : undefined,
+  );
+  const ing = await spawnJson(
+    ['bench/datapath-roles.ts', 'ingress'],
+    { BENCH_API_KEY: API_KEY, BENCH_AUTHTOKEN: AUTHTOKEN },
+    (o) =>
+      typeof o['ingress'] === 'string' ? { api: o['api'] as string, ingress: o['ingress'] } : undefined,
+  );
+  for (const [url, port] of [
+    [ECHO_URL, up.value.echo],
+    [SINK_URL, up.value.sink],
+  ] as const) {
+    const res = await request(`${ing.value.api}/endpoints`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        'service-version': '2',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ url, bindings: ['kubernetes'], upstream_url: `tcp://127.0.0.1:${port}` }),
+    });
+    if (res.statusCode !== 201)
+      throw new Error(`POST /endpoints: ${res.statusCode} ${await res.body.text()}`);
+    await res.body.text();
+  }
+
+  const sim = await startKubesim({ initialNamespaces: ['default', NS] });
+  const [echoPort, sinkPort] = [await freePort(), await freePort()];
+  const ports = new Map([
+    [echoPort, ECHO_URL],
+    [sinkPort, SINK_URL],
+  ]);
+  const svc = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: 'ep-bench',
+      namespace: NS,
+      labels: { ...ownershipLabels(IDENTITY), [ROLE_LABEL]: ROLE_INTERNAL, [STATE_LABEL]: 'projected' },
+      annotations: {
+        [ENDPOINT_ID_ANNOTATION]: 'ep_bench',
+        [ENDPOINT_URL_ANNOTATION]: ECHO_URL,
+        [PORTS_ANNOTATION]: formatPortsAnnotation(ports),
+        [INGRESS_ANNOTATION]: ing.value.ingress,
+      },
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: forwarderPodLabels(IDENTITY),
+      ports: [
+        { name: 'tcp-7000', protocol: 'TCP', port: 7000, targetPort: echoPort },
+        { name: 'tcp-7001', protocol: 'TCP', port: 7001, targetPort: sinkPort },
+      ],
+    },
+  };
+  const created = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(svc),
+  });
+  if (created.status !== 201) throw new Error(`create Service: ${created.status} ${await created.text()}`);
+  const dir = await mkdtemp(join(tmpdir(), 'datapath-bench-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await sim.writeKubeconfig(kubeconfig);
+  const config = join(dir, 'forwarder.yaml');
+  await writeFile(
+    config,
+    JSON.stringify({
+      releaseName: IDENTITY.release,
+      operatorNamespace: NS,
+      listenHost: '127.0.0.1',
+      ingress: { tls: false },
+      http: { listen: '127.0.0.1:0' },
+      limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
+      drain: { delaySeconds: 0, timeoutSeconds: 1 },
+      logLevel: 'info',
+    }),
+  );
+  let bound = 0;
+  const fwd = await spawnJson(
+    ['src/cli/main.ts', 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
+    { ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },
+    (o) => (o['msg'] === 'forwarder listener bound' && ++bound === 2 ? true : undefined),
+  );
+  const fwdPid = fwd.child.pid!;
+
+  // Warm up both paths (JIT, connection setup code).
+  await stream(sinkPort, 64);
+  await stream(up.value.sink, 64);
+  await connectionRate(echoPort, 500, args.concurrency);
+  await connectionRate(up.value.echo, 500, args.concurrency);
+
+  // 1. Stream.
+  const direct = await stream(up.value.sink, args.mib);
+  const path = await stream(sinkPort, args.mib);
+  log(`stream direct:             ${fmt(direct)} MiB/s`);
+  log(
+    `stream forwarder+ingress:  ${fmt(path)} MiB/s  ratio ${fmt(path / direct, 2)}x direct (target >= 0.5x)`,
+  );
+  if (haveSocat()) {
+    const chain = await socatChain(up.value.sink);
+    await stream(chain, 64);
+    const viaSocat = await stream(chain, args.mib);
+    log(
+      `stream socat two-hop:      ${fmt(viaSocat)} MiB/s  forwarder+ingress is ${fmt(path / viaSocat, 2)}x socat`,
+    );
+  } else {
+    log('stream socat two-hop:      SKIPPED (socat is not installed; apt-get install -y socat)');
+  }
+
+  // 2. New connections per second.
+  const rateDirect = await connectionRate(up.value.echo, args.conns, args.concurrency);
+  const cpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const ratePath = await connectionRate(echoPort, args.conns, args.concurrency);
+  const cpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const perConn = (i: number) => fmt(((cpu1[i]! - cpu0[i]!) / args.conns) * 1e6, 0);
+  log(`connections direct:        ${fmt(rateDirect, 0)}/s`);
+  log(
+    `connections path:          ${fmt(ratePath, 0)}/s  ratio ${fmt(ratePath / rateDirect, 2)}x direct (target >= 2000/s)`,
+  );
+  log(`  CPU per connection:      forwarder ${perConn(0)} us, ingress ${perConn(1)} us`);
+
+  // 3. 1-byte echo latency.
+  const latDirect = await pingLatencies(up.value.echo, args.pings);
+  const latPath = await pingLatencies(echoPort, args.pings);
+  log(
+    `latency direct:            p50 ${fmt(pct(latDirect, 50), 3)} ms  p99 ${fmt(pct(latDirect, 99), 3)} ms`,
+  );
+  log(`latency path:              p50 ${fmt(pct(latPath, 50), 3)} ms  p99 ${fmt(pct(latPath, 99), 3)} ms`);
+  log(`latency added p99:         ${fmt(pct(latPath, 99) - pct(latDirect, 99), 3)} ms (target <= 1 ms)`);
+
+  // 4. Forwarder RSS with idle connections.
+  if (args.idle > 0) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = await rssMiB(fwdPid);
+    const idle: Socket[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 100 }, async () => {
+        while (next < args.idle) {
+          next++;
+          const s = await dial(echoPort);
+          await new Promise<void>((resolve, reject) => {
+            s.once('data', () => resolve());
+            s.once('error', reject);
+            s.write('x');
+          });
+          idle.push(s);
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = await rssMiB(fwdPid);
+    log(
+      `forwarder RSS:             ${fmt(before)} MiB -> ${fmt(after)} MiB with ${idle.length} idle connections: +${fmt(after - before)} MiB (${fmt(((after - before) * 1024) / idle.length, 1)} KiB each; target <= 100 MB)`,
+    );
+    for (const s of idle) s.destroy();
+  }
+
+  fwd.child.kill('SIGTERM');
+  await new Promise((r) => fwd.child.once('exit', r));
+  await sim.stop();
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(
+      `datapath bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const c of children) c.kill('SIGKILL');
+  });

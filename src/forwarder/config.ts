@@ -1,0 +1,96 @@
+/**
+ * The forwarder's configuration: the YAML file (camelCase), overlaid with flags and environment
+ * defaults by the CLI, then validated here as a whole so every bad field is reported at once.
+ */
+import { z } from 'zod';
+import { isLoopbackHost, tryParseAddress } from './address.js';
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** `host:port` where the port may be 0 (the OS chooses; for tests). */
+const listenAddress = z.string().refine((s) => {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(s);
+  return m !== null && Number(m[3]) <= 65535;
+}, 'must be host:port (IPv6 in brackets), port 0–65535');
+
+const ingressAddress = z
+  .string()
+  .refine((s) => tryParseAddress(s) !== undefined, 'must be host:port (IPv6 in brackets), port 1–65535');
+
+const positiveMs = z.number().int().min(1).max(86_400_000);
+
+export const ForwarderConfig = z
+  .strictObject({
+    /** The Helm release name: half of the install identity. */
+    releaseName: z
+      .string()
+      .max(53)
+      .regex(dnsLabel, 'must be a DNS-1123 label (lower case letters, digits, "-"), at most 53 characters'),
+    /** The operator namespace (the forwarder's own): the other half. */
+    operatorNamespace: z
+      .string()
+      .max(63)
+      .regex(dnsLabel, 'must be a DNS-1123 label (lower case letters, digits, "-"), at most 63 characters'),
+    /** Address the allocated ports listen on. */
+    listenHost: z.string().min(1).default('0.0.0.0'),
+    ingress: z
+      .strictObject({
+        /** Overrides the `endpoint-binder.io/ingress` annotation of the internal Services. */
+        address: ingressAddress.optional(),
+        tls: z.boolean().default(true),
+        /** PEM bundle of the CAs to trust instead of the system's. */
+        caFile: z.string().min(1).optional(),
+        /** SNI and the name the certificate must carry; default the address's host. */
+        serverName: z.string().min(1).max(253).optional(),
+      })
+      .prefault({}),
+    limits: z
+      .strictObject({
+        maxConnections: z.number().int().min(1).max(1_000_000).default(10_000),
+        maxConnectionsPerPort: z.number().int().min(1).max(1_000_000).default(2_000),
+        /** One ingress attempt: connect + TLS handshake + the ingress's reply to the preface. */
+        dialTimeoutMs: positiveMs.default(5_000),
+        /** No byte in either direction for this long closes both sides. */
+        idleTimeoutMs: positiveMs.default(300_000),
+        /** From accept until the ingress said `ok`, retries included; then the client is closed. */
+        prefaceTimeoutMs: positiveMs.default(10_000),
+      })
+      .prefault({}),
+    drain: z
+      .strictObject({
+        /** After SIGTERM: unready at once, but keep accepting this long. */
+        delaySeconds: z.number().min(0).max(3600).default(5),
+        /** Then stop accepting and give open connections this long before closing them. */
+        timeoutSeconds: z.number().min(0).max(3600).default(25),
+      })
+      .prefault({}),
+    http: z.strictObject({ listen: listenAddress.default('0.0.0.0:8081') }).prefault({}),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((cfg, ctx) => {
+    const addr = cfg.ingress.address ? tryParseAddress(cfg.ingress.address) : undefined;
+    if (addr && !cfg.ingress.tls && !isLoopbackHost(addr.host)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ingress', 'tls'],
+        message: `may be false only for a loopback ingress address, not "${cfg.ingress.address}"`,
+      });
+    }
+    if (cfg.limits.maxConnectionsPerPort > cfg.limits.maxConnections) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['limits', 'maxConnectionsPerPort'],
+        message: 'must not be larger than limits.maxConnections',
+      });
+    }
+  });
+
+export type ForwarderConfig = z.infer<typeof ForwarderConfig>;
+export type ForwarderConfigInput = z.input<typeof ForwarderConfig>;
+
+/** Splits a listen address `host:port` (validated by the schema). */
+export function splitListen(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  const host = address.slice(0, i).replace(/^\[(.*)\]$/, '$1');
+  return { host, port: Number(address.slice(i + 1)) };
+}

@@ -1,0 +1,73 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** The `endpoint_binder_forwarder_*` metrics, created once per Registry. */
+export interface ForwarderMetrics {
+  active: Gauge<'port'>;
+  connections: Counter<'port' | 'outcome'>;
+  bytes: Counter<'port' | 'direction'>;
+  dialSeconds: Histogram<'result'>;
+  refusals: Counter<'code'>;
+  listeners: Gauge<'state'>;
+  acceptErrors: Counter<'port'>;
+  ready: Gauge;
+}
+
+const perRegistry = new WeakMap<Registry, ForwarderMetrics>();
+
+export function forwarderMetrics(registry: Registry): ForwarderMetrics {
+  const existing = perRegistry.get(registry);
+  if (existing) return existing;
+  const registers = [registry];
+  const m: ForwarderMetrics = {
+    active: new Gauge({
+      name: 'endpoint_binder_forwarder_connections_active',
+      help: 'Client connections open now, by allocated port (dialling or piping).',
+      labelNames: ['port'],
+      registers,
+    }),
+    connections: new Counter({
+      name: 'endpoint_binder_forwarder_connections_total',
+      help: 'Client connections that ended, by allocated port and outcome (closed, idle_timeout, client_error, ingress_error, refused, dial_failed, no_ingress, limit, shutdown, removed).',
+      labelNames: ['port', 'outcome'],
+      registers,
+    }),
+    bytes: new Counter({
+      name: 'endpoint_binder_forwarder_bytes_total',
+      help: 'Bytes piped, by allocated port and direction (to_ingress: from the client; to_client: from the ingress); counted when a connection ends.',
+      labelNames: ['port', 'direction'],
+      registers,
+    }),
+    dialSeconds: new Histogram({
+      name: 'endpoint_binder_forwarder_ingress_dial_seconds',
+      help: 'One attempt to open a stream through the binding ingress (connect, TLS, preface, reply), by result (ok or the ERR_ code).',
+      labelNames: ['result'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    refusals: new Counter({
+      name: 'endpoint_binder_forwarder_ingress_refusals_total',
+      help: 'Failed ingress attempts by code: ERR_7xx answered by the ingress, ERR_79x observed by the forwarder (each attempt, retries included).',
+      labelNames: ['code'],
+      registers,
+    }),
+    listeners: new Gauge({
+      name: 'endpoint_binder_forwarder_listeners',
+      help: 'Desired listeners by state (bound, failed, binding).',
+      labelNames: ['state'],
+      registers,
+    }),
+    acceptErrors: new Counter({
+      name: 'endpoint_binder_forwarder_accept_errors_total',
+      help: 'Errors of a listening socket (accept failures such as EMFILE); the listener backs off and rebinds.',
+      labelNames: ['port'],
+      registers,
+    }),
+    ready: new Gauge({
+      name: 'endpoint_binder_forwarder_ready',
+      help: '1 when /readyz answers 200.',
+      registers,
+    }),
+  };
+  perRegistry.set(registry, m);
+  return m;
+}

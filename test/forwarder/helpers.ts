@@ -1,0 +1,231 @@
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
+import {
+  ENDPOINT_ID_ANNOTATION,
+  ENDPOINT_URL_ANNOTATION,
+  INGRESS_ANNOTATION,
+  PORTS_ANNOTATION,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
+  STATE_LABEL,
+  forwarderPodLabels,
+  ownershipLabels,
+  type InstallIdentity,
+} from '../../src/binding/identity.js';
+import { formatPortsAnnotation } from '../../src/binding/service-format.js';
+import { ForwarderConfig, type ForwarderConfigInput } from '../../src/forwarder/config.js';
+import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
+import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
+import { captureLogs, type CapturedLogs } from '../helpers/logs.js';
+import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { createEndpoint, startEcho, type TestServer } from '../ingress/helpers.js';
+import { api } from '../kubesim/helpers.js';
+
+export const RELEASE = 'eb';
+export const NS = 'endpoint-binder';
+export const IDENTITY: InstallIdentity = { release: RELEASE, operatorNamespace: NS };
+export const AUTHTOKEN = ACME_AUTHTOKEN;
+
+/** An internal Service exactly as docs/projection.md fixes it (what the controller writes). */
+export function internalService(
+  name: string,
+  ports: Record<number, string>,
+  ingress: string | undefined,
+  identity: InstallIdentity = IDENTITY,
+) {
+  const map = new Map(Object.entries(ports).map(([p, u]) => [Number(p), u]));
+  const first = [...map.values()][0] ?? '';
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name,
+      namespace: identity.operatorNamespace,
+      labels: { ...ownershipLabels(identity), [ROLE_LABEL]: ROLE_INTERNAL, [STATE_LABEL]: 'projected' },
+      annotations: {
+        [ENDPOINT_ID_ANNOTATION]: name.replace(/-/g, '_'),
+        [ENDPOINT_URL_ANNOTATION]: first,
+        [PORTS_ANNOTATION]: formatPortsAnnotation(map),
+        ...(ingress ? { [INGRESS_ANNOTATION]: ingress } : {}),
+      },
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: forwarderPodLabels(identity),
+      ports: [...map.entries()]
+        .map(([target, url]) => {
+          const u = new URL(url);
+          return { scheme: u.protocol.slice(0, -1), port: Number(u.port) || 80, target };
+        })
+        .sort((a, b) => a.port - b.port)
+        .map((p) => ({ name: `${p.scheme}-${p.port}`, protocol: 'TCP', port: p.port, targetPort: p.target })),
+    },
+  };
+}
+
+const servicesPath = (ns: string) => `/api/v1/namespaces/${ns}/services`;
+
+export async function createService(sim: Kubesim, svc: ReturnType<typeof internalService>): Promise<void> {
+  const r = await api(sim, 'POST', servicesPath(svc.metadata.namespace), svc);
+  if (r.status !== 201) throw new Error(`create ${svc.metadata.name}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/** Replaces the Service's metadata annotations (read-modify-write with its resourceVersion). */
+export async function setAnnotations(
+  sim: Kubesim,
+  name: string,
+  annotations: Record<string, string | null>,
+  ns = NS,
+): Promise<void> {
+  const cur = await api(sim, 'GET', `${servicesPath(ns)}/${name}`);
+  const obj = cur.body;
+  const next: Record<string, string> = { ...obj.metadata.annotations };
+  for (const [k, v] of Object.entries(annotations)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  obj.metadata.annotations = next;
+  const r = await api(sim, 'PUT', `${servicesPath(ns)}/${name}`, obj);
+  if (r.status !== 200) throw new Error(`update ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+export async function deleteService(sim: Kubesim, name: string, ns = NS): Promise<void> {
+  const r = await api(sim, 'DELETE', `${servicesPath(ns)}/${name}`);
+  if (r.status !== 200) throw new Error(`delete ${name}: ${r.status}`);
+}
+
+/** A loopback port that was free a moment ago (the allocated forwarder port of a test). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export async function connectTo(port: number): Promise<Socket> {
+  const s = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+  await new Promise<void>((resolve, reject) => {
+    s.once('connect', resolve);
+    s.once('error', reject);
+  });
+  s.on('error', () => undefined);
+  return s;
+}
+
+/** Resolves with the connect error code (ECONNREFUSED) or 'connected'. */
+export async function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve('connected');
+    });
+    s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+}
+
+/** Writes `data` and reads exactly as many bytes back (an echo round trip). */
+export async function roundTrip(s: Socket, data: string, timeoutMs = 10_000): Promise<string> {
+  const want = Buffer.byteLength(data);
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const timer = setTimeout(() => reject(new Error(`round trip: got ${JSON.stringify(got)}`)), timeoutMs);
+    const onData = (c: Buffer) => {
+      got += c.toString('utf8');
+      if (Buffer.byteLength(got) >= want) {
+        clearTimeout(timer);
+        s.off('data', onData);
+        resolve(got);
+      }
+    };
+    s.on('data', onData);
+    s.write(data);
+  });
+}
+
+export interface Env {
+  sim: Kubesim;
+  mock: TestMock;
+  /** The mock's ingress address. */
+  ingress: string;
+  echo: TestServer;
+  logs: CapturedLogs;
+  forwarders: Forwarder[];
+  /** Starts a forwarder against this kubesim (test defaults: loopback, plain TCP, fast drain). */
+  start(overrides?: Partial<ForwarderConfigInput>): Promise<Forwarder>;
+}
+
+/** kubesim + mock API with its ingress + a loopback echo upstream, torn down after each test. */
+export function useEnv(mockOpts: { ingressTls?: boolean } = {}): () => Promise<Env> {
+  let env: Env | undefined;
+  const extra: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    if (!env) return;
+    const e = env;
+    env = undefined;
+    await Promise.all(e.forwarders.map((f) => f.stop()));
+    await Promise.all([e.sim.stop(), e.mock.close(), e.echo.close(), ...extra.splice(0).map((f) => f())]);
+  });
+  return async () => {
+    const logs = captureLogs('trace');
+    const sim = await startKubesim({ bookmarkIntervalMs: 200, initialNamespaces: ['default', NS] });
+    const mock = await startTestMock({
+      ingress: {},
+      ...(mockOpts.ingressTls
+        ? {
+            config: {
+              accounts: [{ id: 'acme', api_keys: ['acme_api_key_0123456789'], authtokens: [AUTHTOKEN] }],
+              rate_limit: { requests: 100_000, window_seconds: 60 },
+              ingress: { tls: true },
+            },
+          }
+        : {}),
+    });
+    const echo = await startEcho();
+    const forwarders: Forwarder[] = [];
+    env = {
+      sim,
+      mock,
+      ingress: mock.api.ingressAddress!,
+      echo,
+      logs,
+      forwarders,
+      async start(overrides = {}) {
+        const config = ForwarderConfig.parse({
+          releaseName: RELEASE,
+          operatorNamespace: NS,
+          listenHost: '127.0.0.1',
+          http: { listen: '127.0.0.1:0' },
+          ...overrides,
+          ingress: { tls: false, ...overrides.ingress },
+          drain: { delaySeconds: 0, timeoutSeconds: 5, ...overrides.drain },
+        });
+        const f = await startForwarder({
+          config,
+          authtoken: AUTHTOKEN,
+          kubeConfig: sim.kubeConfig(),
+          logger: logs.logger,
+          cacheTuning: {
+            backoff: { initialMs: 20, maxMs: 300, jitter: 0.2, resetAfterMs: 5_000 },
+            rewatchDelayMs: 20,
+            minWatchMs: 100,
+          },
+        });
+        forwarders.push(f);
+        return f;
+      },
+    };
+    return env;
+  };
+}
+
+/** Creates an endpoint in the mock (account acme) whose upstream is `upstreamUrl`. */
+export async function endpoint(env: Env, url: string, upstreamUrl: string): Promise<void> {
+  await createEndpoint(env.mock, url, { upstream_url: upstreamUrl });
+}
+
+/** Lines of the captured log with this msg. */
+export function logLines(env: Env, msg: string): Record<string, unknown>[] {
+  return env.logs.lines.filter((l) => l['msg'] === msg);
+}
