@@ -1,59 +1,52 @@
-import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, ManagementClient } from '../src/api/client/index.js';
-import { connectThroughIngress } from '../src/api/ingress/dialer.js';
-import { DEMO_ENDPOINT_URL, DEMO_NAMESPACE, startDemo, type Demo } from '../src/demo/demo.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
 
-let demo: Demo;
-beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'eb-demo-'));
-  demo = await startDemo({ kubeconfigPath: join(dir, 'kubeconfig.yaml') });
-});
-afterAll(async () => {
-  await demo.stop();
-});
-
-describe('demo environment (npm start)', () => {
-  it('serves the mock API with the printed development key and the example endpoint', async () => {
-    const client = new ManagementClient({ baseUrl: demo.api.url, apiKey: demo.apiKey });
-    const endpoints = await collect(client.endpoints.list());
-    expect(endpoints.map((e) => e.url)).toContain(DEMO_ENDPOINT_URL);
-    const tunnels = await collect(client.tunnels.list());
-    expect(tunnels.map((t) => t.endpoint?.id)).toContain(demo.exampleEndpoint.id);
-    await client.close();
-  });
-
-  it('writes a kubeconfig that @kubernetes/client-node uses against kubesim', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromString(readFileSync(demo.kubeconfigPath, 'utf8'));
-    const core = kc.makeApiClient(CoreV1Api);
-    const namespaces = await core.listNamespace();
-    expect(namespaces.items.map((n) => n.metadata?.name)).toContain(DEMO_NAMESPACE);
-  });
-
-  it('carries bytes through the binding ingress to the example upstream and back', async () => {
-    const socket = await connectThroughIngress({
-      address: demo.api.ingressAddress!,
-      authtoken: demo.authtoken,
-      url: DEMO_ENDPOINT_URL,
-      timeoutMs: 5000,
+/** `npm start` runs `endpoint-binder demo`; `--once` is the same script, ending with its verdict. */
+describe('demo --once (what npm start shows)', () => {
+  it('projects the sample endpoints, carries HTTP and TCP through the forwarder, and exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eb-demo-'));
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'demo', '--once', '--kubeconfig', kubeconfig],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
     });
-    const payload = Buffer.from('hello through the demo ingress');
-    const chunks: Buffer[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      socket.on('data', (c: Buffer) => chunks.push(c));
-      socket.on('end', () => resolve());
-      socket.on('error', reject);
-    });
-    socket.resume();
-    socket.end(payload);
-    await done;
-    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-    expect(sha(Buffer.concat(chunks))).toBe(sha(payload));
+    expect(err).toBe('');
+    expect(code, out).toBe(0);
+    expect(out).toContain('Every step worked.');
+    expect(out).not.toContain('✗');
+    expect(out.match(/✓ ok/g)).toHaveLength(6);
+    // kubectl-style listing with the state label column, and both Services of the web endpoint
+    expect(out).toMatch(/NAMESPACE\s+NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\s+STATE/);
+    expect(out).toMatch(
+      /demo\s+web\s+ExternalName\s+<none>\s+ep-[a-z0-9]+\.endpoint-binder\.svc\.cluster\.local\s+80\/TCP/,
+    );
+    expect(out).toMatch(
+      /endpoint-binder\s+ep-[a-z0-9]+\s+ClusterIP\s+10\.\d+\.\d+\.\d+\s+<none>\s+7000\/TCP\s+\S+\s+projected/,
+    );
+    // the status table names every state the samples are in
+    expect(out).toMatch(/http:\/\/api\.later:80\s+namespace-missing/);
+    expect(out).toMatch(/http:\/\/secret\.private:80\s+not-selected/);
+    // traffic really went through
+    expect(out).toContain('answer: hello from the demo web upstream: GET /hello (Host: web.demo)');
+    expect(out).toContain('echoed "hello, echo upstream"');
+    expect(out).toMatch(/alias later\/api → ep-[a-z0-9]+\.endpoint-binder\.svc\.cluster\.local/);
+    expect(readFileSync(kubeconfig, 'utf8')).toContain('certificate-authority-data');
   });
 });

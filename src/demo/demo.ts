@@ -1,6 +1,12 @@
 import { mkdir } from 'node:fs/promises';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { ManagementClient } from '../api/client/index.js';
+import { resolveControllerConfig } from '../controller/config.js';
+import { startController, type Controller } from '../controller/controller.js';
+import { ForwarderConfig } from '../forwarder/config.js';
+import { startForwarder, type Forwarder } from '../forwarder/forwarder.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { startKubesim, type Kubesim } from '../kubesim/index.js';
 import { startMockApi, type MockApi } from '../mock/server.js';
@@ -10,74 +16,142 @@ export interface DemoOptions {
   host?: string;
   kubeconfigPath: string;
   logger?: Logger;
+  /** Called as each part comes up, for progress output. */
+  progress?: (line: string) => void;
 }
 
 export interface Demo {
   api: MockApi;
   kubesim: Kubesim;
+  controller: Controller;
+  forwarder: Forwarder;
+  client: ManagementClient;
   apiKey: string;
   authtoken: string;
   kubeconfigPath: string;
-  /** The example endpoint the demo creates, served by a local echo upstream. */
-  exampleEndpoint: { id: string; url: string; upstreamUrl: string };
+  upstreams: { http: string; tcp: string };
   stop(): Promise<void>;
 }
 
+export const OPERATOR_NAMESPACE = 'endpoint-binder';
 export const DEMO_NAMESPACE = 'demo';
-export const DEMO_ENDPOINT_URL = `tcp://echo.${DEMO_NAMESPACE}:7000`;
+/** The selector the demo's controller runs with: every endpoint outside the `private` namespace. */
+export const DEMO_SELECTOR = "endpoint.namespace != 'private'";
+
+/** A small HTTP app standing in for an account's web service behind an endpoint. */
+async function startHttpUpstream(host: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const server: HttpServer = createHttpServer((req, res) => {
+    res.setHeader('content-type', 'text/plain');
+    res.end(`hello from the demo web upstream: ${req.method} ${req.url} (Host: ${req.headers.host ?? ''})\n`);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 /**
- * The embedded default environment: the mock management API with its admin interface and
- * binding ingress, kubesim with a kubeconfig on disk, and one example cluster-bound endpoint
- * (`tcp://echo.demo:7000`) whose upstream is a local echo server.
+ * The embedded default environment on loopback: the mock management API with its admin
+ * interface and binding ingress, kubesim (TLS, kubeconfig on disk), an HTTP and a TCP upstream,
+ * the controller and the forwarder — everything a cluster install runs, in one process.
  */
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const host = opts.host ?? '127.0.0.1';
   const logger = opts.logger ?? silentLogger();
-  const api = await startMockApi({
-    host,
-    admin: { host },
-    ingress: { host },
-    logger: logger.child({ component: 'mock-api' }),
-  });
-  const stops: (() => Promise<void>)[] = [() => api.stop()];
+  const say = opts.progress ?? (() => undefined);
+  const stops: (() => Promise<void>)[] = [];
   try {
+    const api = await startMockApi({
+      host,
+      admin: { host },
+      ingress: { host },
+      logger: logger.child({ component: 'mock-api' }),
+    });
+    stops.push(() => api.stop());
+    say(`mock management API    ${api.url} (binding ingress ${api.ingressAddress ?? '-'})`);
+
     const kubesim = await startKubesim({
       host,
-      initialNamespaces: ['default', 'kube-system', DEMO_NAMESPACE],
+      initialNamespaces: ['default', 'kube-system', OPERATOR_NAMESPACE, DEMO_NAMESPACE, 'private'],
       tls: true,
       logger: logger.child({ component: 'kubesim' }),
     });
     stops.push(() => kubesim.stop());
     await mkdir(dirname(opts.kubeconfigPath), { recursive: true });
     await kubesim.writeKubeconfig(opts.kubeconfigPath);
+    say(`kubesim                ${kubesim.url} (kubeconfig ${opts.kubeconfigPath})`);
 
     const echo = await startEchoUpstream(host);
     stops.push(() => echo.stop());
+    const web = await startHttpUpstream(host);
+    stops.push(() => web.stop());
+    say(`upstreams              web ${web.url}, echo ${echo.url}`);
+
     const account = api.accounts[0]!;
     const apiKey = account.api_keys[0]!;
+    const authtoken = account.authtokens[0] ?? '';
     const client = new ManagementClient({ baseUrl: api.url, apiKey });
-    const endpoint = await client.endpoints.create({
-      url: DEMO_ENDPOINT_URL,
-      bindings: ['kubernetes'],
-      description: 'demo: echo service',
-      upstream_url: echo.url,
+    stops.push(() => client.close());
+
+    const cfg = resolveControllerConfig(
+      {
+        api: { baseUrl: api.url },
+        operatorNamespace: OPERATOR_NAMESPACE,
+        bindings: { endpointSelector: DEMO_SELECTOR },
+        http: { listen: `${host}:0` },
+      },
+      { ENDPOINT_BINDER_API_KEY: apiKey },
+    );
+    if (!cfg.ok) throw new Error(`demo controller config: ${cfg.errors.join('; ')}`);
+    const controller = await startController({
+      config: cfg.config,
+      kubeConfig: kubesim.kubeConfig(),
+      logger: logger.child({ component: 'controller' }),
     });
-    await client.close();
+    stops.push(() => controller.stop());
+    say(`controller             ${controller.url} (selector: ${DEMO_SELECTOR})`);
+
+    const forwarder = await startForwarder({
+      config: ForwarderConfig.parse({
+        releaseName: cfg.config.releaseName,
+        operatorNamespace: OPERATOR_NAMESPACE,
+        listenHost: host,
+        ingress: { tls: false },
+        http: { listen: `${host}:0` },
+        drain: { delaySeconds: 0, timeoutSeconds: 2 },
+      }),
+      authtoken,
+      kubeConfig: kubesim.kubeConfig(),
+      logger: logger.child({ component: 'forwarder' }),
+    });
+    stops.push(() => forwarder.stop());
+    say(`forwarder              http://${forwarder.httpAddress.address} (listens on the allocated ports)`);
 
     return {
       api,
       kubesim,
+      controller,
+      forwarder,
+      client,
       apiKey,
-      authtoken: account.authtokens[0] ?? '',
+      authtoken,
       kubeconfigPath: opts.kubeconfigPath,
-      exampleEndpoint: { id: endpoint.id, url: endpoint.url, upstreamUrl: echo.url },
+      upstreams: { http: web.url, tcp: echo.url },
       async stop() {
-        for (const stop of stops.reverse()) await stop();
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
       },
     };
   } catch (err) {
-    for (const stop of stops.reverse()) await stop();
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
     throw err;
   }
 }
