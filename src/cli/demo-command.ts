@@ -55,9 +55,8 @@ export const demoCommand: Command = {
       logger,
       progress: (line) => out(`  started ${line}\n`),
     });
-    let ok = false;
     try {
-      ok = await runDemoScript(demo, out, flags.host);
+      const ok = await runDemoScript(demo, out, flags.host);
       out(`\n${ok ? 'Every step worked.' : 'Some step failed (see ✗ above).'}\n`);
       if (flags.once) return ok ? 0 : 1;
       const { api } = demo;
