@@ -18,9 +18,14 @@ export type PrefaceOutcome =
 
 /**
  * Reads the preface. Resolves exactly once; on every outcome the socket is paused with no
- * listeners of ours left on it, so the caller decides what happens next.
+ * listeners of ours left on it, so the caller decides what happens next. `evicted` aborts the
+ * wait with ERR_742 (the ingress needed the slot for a newer connection).
  */
-export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceOutcome> {
+export function readPreface(
+  socket: Socket,
+  timeoutMs: number,
+  evicted?: AbortSignal,
+): Promise<PrefaceOutcome> {
   return new Promise((resolve) => {
     const reader = new LineReader(MAX_PREFACE_BYTES);
     let settled = false;
@@ -32,6 +37,7 @@ export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceO
       socket.off('end', onClosed);
       socket.off('close', onClosed);
       socket.off('error', onClosed);
+      evicted?.removeEventListener('abort', onEvicted);
       socket.pause();
       resolve(outcome);
     };
@@ -54,6 +60,12 @@ export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceO
       );
     };
     const onClosed = () => finish({ kind: 'closed' });
+    const onEvicted = () =>
+      finish({
+        kind: 'error',
+        code: 'ERR_742',
+        msg: 'evicted: too many connections are waiting for their handshake or preface; retry',
+      });
     const timer = setTimeout(
       () =>
         finish({
@@ -67,6 +79,8 @@ export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceO
     socket.on('end', onClosed);
     socket.on('close', onClosed);
     socket.on('error', onClosed);
+    if (evicted?.aborted) return onEvicted();
+    evicted?.addEventListener('abort', onEvicted, { once: true });
     socket.resume();
   });
 }
