@@ -128,7 +128,13 @@ export async function startIngress(
     });
   }
   log.info(
-    { address: bound.address, advertise: advertiseAddress, tls: tls !== undefined },
+    {
+      address: bound.address,
+      advertise: advertiseAddress,
+      tls: tls !== undefined,
+      // A certificate is public; logged so a client of `mock-api --ingress-tls` can trust it.
+      ...(tls?.caPem ? { ca_pem: tls.caPem } : {}),
+    },
     'binding ingress listening',
   );
 
