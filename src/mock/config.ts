@@ -51,14 +51,14 @@ const IngressConfig = z
     max_connections: z.number().int().min(1).default(1024),
     /** Connections in their TLS handshake or before a valid preface, at once. */
     max_handshakes: z.number().int().min(1).default(256),
-    /** Of those, from one source address. */
-    max_handshakes_per_source: z.number().int().min(1).default(64),
+    /** Of those, from one source address; default 64, or max_handshakes when that is smaller. */
+    max_handshakes_per_source: z.number().int().min(1).optional(),
     idle_timeout_ms: z.number().int().min(100).default(300_000),
     preface_timeout_ms: z.number().int().min(10).default(5_000),
     dial_timeout_ms: z.number().int().min(10).default(5_000),
   })
   .superRefine((cfg, ctx) => {
-    if (cfg.max_handshakes_per_source > cfg.max_handshakes) {
+    if (cfg.max_handshakes_per_source !== undefined && cfg.max_handshakes_per_source > cfg.max_handshakes) {
       ctx.addIssue({
         code: 'custom',
         path: ['max_handshakes_per_source'],
@@ -66,6 +66,10 @@ const IngressConfig = z
       });
     }
   })
+  .transform((cfg) => ({
+    ...cfg,
+    max_handshakes_per_source: cfg.max_handshakes_per_source ?? Math.min(64, cfg.max_handshakes),
+  }))
   .prefault({});
 
 export const MockConfig = z

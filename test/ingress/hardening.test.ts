@@ -405,6 +405,14 @@ describe('binding ingress config', () => {
     ]);
   });
 
+  it('defaults max_handshakes_per_source to 64, or to a smaller max_handshakes', () => {
+    expect(MockConfig.parse({}).ingress).toMatchObject({
+      max_handshakes: 256,
+      max_handshakes_per_source: 64,
+    });
+    expect(MockConfig.parse({ ingress: { max_handshakes: 10 } }).ingress.max_handshakes_per_source).toBe(10);
+  });
+
   it('starts the ingress when the config sets ingress.port, with the configured host', async () => {
     const api = await startMockApi({ config: { ingress: { port: 0, host: 'localhost' } } });
     try {

@@ -7,7 +7,7 @@ import type { Logger } from '../../log/logger.js';
 import type { MockConfig } from '../config.js';
 import { endpointsForUrl } from '../resources/endpoints.js';
 import type { MockServices } from '../services.js';
-import { readPreface, rejectConnection } from './handshake.js';
+import { EVICTED_MSG, readPreface, rejectConnection } from './handshake.js';
 import type { PromoteResult } from './admission.js';
 import { pipeBoth, type PipeOutcome, type Piping } from './pipe.js';
 import { upstreamTarget, type DialResult, type PoolSelector, type UpstreamTarget } from './upstream.js';
@@ -109,12 +109,7 @@ export async function serveConnection(
     // Only now does the connection count against max_connections: sockets that never
     // authenticate cannot keep authenticated streams out.
     const promoted = slot.promote();
-    if (promoted === 'gone') {
-      return reject(
-        'ERR_742',
-        'evicted: too many connections are waiting for their handshake or preface; retry',
-      );
-    }
+    if (promoted === 'gone') return reject('ERR_742', EVICTED_MSG);
     if (promoted === 'full') {
       return reject(
         'ERR_740',

@@ -9,6 +9,8 @@ import {
 } from '../../api/ingress/protocol.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
 
+export const EVICTED_MSG = 'evicted: too many connections are waiting for their handshake or preface; retry';
+
 export type PrefaceOutcome =
   /** `rest`: bytes the client sent after the newline; they belong to the stream. */
   | { kind: 'preface'; preface: IngressPreface; rest: Buffer }
@@ -60,12 +62,7 @@ export function readPreface(
       );
     };
     const onClosed = () => finish({ kind: 'closed' });
-    const onEvicted = () =>
-      finish({
-        kind: 'error',
-        code: 'ERR_742',
-        msg: 'evicted: too many connections are waiting for their handshake or preface; retry',
-      });
+    const onEvicted = () => finish({ kind: 'error', code: 'ERR_742', msg: EVICTED_MSG });
     const timer = setTimeout(
       () =>
         finish({
