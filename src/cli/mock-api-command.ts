@@ -5,6 +5,7 @@ import { startMockApi } from '../mock/server.js';
 import { UsageError, untilSignal, type Command } from './command.js';
 import { readConfigFile } from './config-file.js';
 import { parseFlags, portFlag } from './flags.js';
+import { ingressFlagSchema, ingressFlagSpec, INGRESS_USAGE, withIngressFlags } from './mock-ingress-flags.js';
 
 const Flags = z.strictObject({
   host: z.string().default('127.0.0.1'),
@@ -14,6 +15,7 @@ const Flags = z.strictObject({
   'api-key': z.array(z.string()).optional(),
   authtoken: z.array(z.string()).optional(),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ...ingressFlagSchema,
 });
 
 async function configFrom(flags: z.infer<typeof Flags>): Promise<MockConfigInput> {
@@ -49,6 +51,7 @@ Options:
   --api-key <key>       An API key of a single account "default" (repeatable; not with --config)
   --authtoken <token>   An agent authtoken of that account (repeatable; not with --config)
   --log-level <level>   fatal|error|warn|info|debug|trace|silent (default info)
+${INGRESS_USAGE}
   -h, --help            Show this help
 
 Without --config or --api-key, a development account is generated and its API key and
@@ -64,10 +67,11 @@ authtoken printed.`,
         'api-key': { type: 'string', multiple: true },
         authtoken: { type: 'string', multiple: true },
         'log-level': { type: 'string' },
+        ...ingressFlagSpec,
       },
       Flags,
     );
-    const config = await configFrom(flags);
+    const config = await withIngressFlags(await configFrom(flags), flags);
     const logger = createLogger({ level: flags['log-level'], name: 'mock-api' });
     const api = await startMockApi({
       config,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ID_PREFIX, hasIdPrefix, type IdPrefix } from '../api/ids.js';
+import { ADVERTISE_RULE, parseAdvertise } from './ingress/advertise.js';
 
 function idsOf(prefix: IdPrefix) {
   return z.array(
@@ -27,6 +28,49 @@ export const AccountConfig = z.strictObject({
   certificate_authorities: idsOf(ID_PREFIX.certificateAuthority).default([]),
 });
 export type AccountConfig = z.infer<typeof AccountConfig>;
+
+const IngressConfig = z
+  .strictObject({
+    /** Listen address; default 127.0.0.1. */
+    host: z.string().min(1).optional(),
+    /** Listen port (0: the OS chooses). When set, `mock-api` serves the ingress. */
+    port: z.number().int().min(0).max(65535).optional(),
+    /** `host[:port]` returned to operators at registration; default: the listen address. */
+    advertise: z
+      .string()
+      .refine((v) => parseAdvertise(v) !== undefined, { message: ADVERTISE_RULE })
+      .optional(),
+    /**
+     * `true`: TLS with a generated development certificate; `{cert_file, key_file}`: PEM files.
+     * Plain TCP (`false`) is only allowed on loopback.
+     */
+    tls: z
+      .union([z.boolean(), z.strictObject({ cert_file: z.string().min(1), key_file: z.string().min(1) })])
+      .default(false),
+    /** Authenticated connections at once. */
+    max_connections: z.number().int().min(1).default(1024),
+    /** Connections in their TLS handshake or before a valid preface, at once. */
+    max_handshakes: z.number().int().min(1).default(256),
+    /** Of those, from one source address; default 64, or max_handshakes when that is smaller. */
+    max_handshakes_per_source: z.number().int().min(1).optional(),
+    idle_timeout_ms: z.number().int().min(100).default(300_000),
+    preface_timeout_ms: z.number().int().min(10).default(5_000),
+    dial_timeout_ms: z.number().int().min(10).default(5_000),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.max_handshakes_per_source !== undefined && cfg.max_handshakes_per_source > cfg.max_handshakes) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_handshakes_per_source'],
+        message: `must not exceed max_handshakes (${cfg.max_handshakes})`,
+      });
+    }
+  })
+  .transform((cfg) => ({
+    ...cfg,
+    max_handshakes_per_source: cfg.max_handshakes_per_source ?? Math.min(64, cfg.max_handshakes),
+  }))
+  .prefault({});
 
 export const MockConfig = z
   .strictObject({
@@ -72,17 +116,8 @@ export const MockConfig = z
           .optional(),
       })
       .prefault({}),
-    /** The binding ingress (data plane), served on its own port. */
-    ingress: z
-      .strictObject({
-        /** TLS with a generated development certificate; plain TCP is only allowed on loopback. */
-        tls: z.boolean().default(false),
-        max_connections: z.number().int().min(1).default(1024),
-        idle_timeout_ms: z.number().int().min(100).default(300_000),
-        preface_timeout_ms: z.number().int().min(10).default(5_000),
-        dial_timeout_ms: z.number().int().min(10).default(5_000),
-      })
-      .prefault({}),
+    /** The binding ingress (data plane), served on its own port. See docs/ingress.md. */
+    ingress: IngressConfig,
   })
   .superRefine((cfg, ctx) => {
     const seen = new Map<string, string>();

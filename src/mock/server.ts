@@ -7,6 +7,7 @@ import type { AdminRouteSpec } from './admin/context.js';
 import { handleAdminRequest } from './admin/pipeline.js';
 import { resolveMockConfig, type AccountConfig, type MockConfigInput } from './config.js';
 import { handlePublicRequest } from './http/pipeline.js';
+import { ownListenersOf } from './ingress/own-listeners.js';
 import { startIngress, type IngressServer } from './ingress/server.js';
 import { Router } from './http/router.js';
 import { publicRoutes } from './resources/index.js';
@@ -19,8 +20,11 @@ export interface MockApiOptions {
   port?: number;
   /** The admin interface listens only when this is given. */
   admin?: { host?: string; port?: number };
-  /** The binding ingress listens only when this is given (plain TCP on loopback unless config ingress.tls). */
-  ingress?: { host?: string; port?: number };
+  /**
+   * The binding ingress listens when this is given or the config sets `ingress.port` (plain TCP
+   * on loopback unless config `ingress.tls`); these override the config's host, port, advertise.
+   */
+  ingress?: { host?: string; port?: number; advertise?: string };
   logger?: Logger;
   now?: () => number;
   /** How long stop() waits for in-flight requests before closing connections. */
@@ -31,9 +35,11 @@ export interface MockApi {
   /** Base URL of the public API, e.g. http://127.0.0.1:41234 */
   url: string;
   adminUrl?: string;
-  /** `host:port` of the binding ingress, when started. */
+  /** `host:port` the binding ingress listens on, when started. */
   ingressAddress?: string;
-  /** With ingress TLS: the development certificate's PEM, for clients to trust. */
+  /** `host:port` operators get at registration (`ingress.advertise`; default the listen address). */
+  ingressAdvertiseAddress?: string;
+  /** With the ingress's development certificate: its PEM, for clients to trust. */
   ingressCaPem?: string;
   accounts: AccountConfig[];
   services: MockServices;
@@ -68,21 +74,26 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
   }
 
   let ingress: IngressServer | undefined;
-  if (opts.ingress) {
+  if (opts.ingress || config.ingress.port !== undefined) {
     try {
-      ingress = await startIngress(services, opts.ingress);
+      ingress = await startIngress(services, {
+        ...opts.ingress,
+        ownListeners: ownListenersOf(url, adminUrl, config.public_base_url),
+      });
     } catch (err) {
       await Promise.all([publicConnections.close(0), admin?.close(0)]);
       throw err;
     }
-    services.ingressAddress = ingress.address;
+    services.ingressAddress = ingress.advertiseAddress;
   }
 
   let stopping: Promise<void> | undefined;
   return {
     url,
     ...(adminUrl ? { adminUrl } : {}),
-    ...(ingress ? { ingressAddress: ingress.address } : {}),
+    ...(ingress
+      ? { ingressAddress: ingress.address, ingressAdvertiseAddress: ingress.advertiseAddress }
+      : {}),
     ...(ingress?.caPem ? { ingressCaPem: ingress.caPem } : {}),
     accounts: config.accounts,
     services,

@@ -174,3 +174,45 @@ export async function startUnresponsiveUpstream(): Promise<{ port: number; close
     },
   };
 }
+
+/** A connection that never sends a byte, from a chosen loopback source address. */
+export interface SilentSocket {
+  socket: Socket;
+  /** Everything the ingress sent (a refusal or eviction reply, if any). */
+  received(): string;
+  readonly closed: boolean;
+  whenClosed: Promise<void>;
+}
+
+/**
+ * Opens a silent connection to `address` from `localAddress` (any of 127.0.0.0/8 works on Linux,
+ * so one test can play several sources). Resolves once connected.
+ */
+export async function openSilent(address: string, localAddress: string): Promise<SilentSocket> {
+  const [host, port] = address.split(':') as [string, string];
+  const socket = connect({ host, port: Number(port), localAddress });
+  const chunks: Buffer[] = [];
+  let closed = false;
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.on('error', () => undefined);
+  const whenClosed = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      closed = true;
+      resolve();
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('close', () =>
+      reject(new Error(`silent socket from ${localAddress} closed before connecting`)),
+    );
+  });
+  return {
+    socket,
+    received: () => Buffer.concat(chunks).toString('utf8'),
+    get closed() {
+      return closed;
+    },
+    whenClosed,
+  };
+}

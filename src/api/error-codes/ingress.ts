@@ -27,8 +27,25 @@ export const ingressCodes = {
   ERR_722: { status: 503, title: 'The endpoint has no usable upstream_url.' },
   ERR_730: { status: 502, title: "The endpoint's upstream refused the connection." },
   ERR_731: { status: 504, title: "The endpoint's upstream is unreachable or did not answer in time." },
+  ERR_732: {
+    status: 403,
+    title:
+      "The endpoint's upstream is one of the server's own listeners (API, admin or ingress); it is never dialled.",
+  },
+  ERR_733: {
+    status: 508,
+    title: "Loop: the connection comes from one of the ingress's own upstream connections.",
+  },
   ERR_740: { status: 503, title: 'The ingress is at its connection limit; retry later.' },
   ERR_741: { status: 503, title: 'The ingress is shutting down.' },
+  ERR_742: {
+    status: 503,
+    title: 'Evicted before authenticating: too many connections were waiting for their handshake or preface.',
+  },
+  ERR_743: {
+    status: 429,
+    title: 'Too many connections from this source address are in their handshake or preface.',
+  },
   ERR_750: { status: 500, title: 'Internal ingress error.' },
   ERR_790: { status: 502, title: 'Dialer: the ingress closed the connection before replying.' },
   ERR_791: { status: 504, title: 'Dialer: no ingress reply within the timeout.' },

@@ -7,9 +7,10 @@ import type { Logger } from '../../log/logger.js';
 import type { MockConfig } from '../config.js';
 import { endpointsForUrl } from '../resources/endpoints.js';
 import type { MockServices } from '../services.js';
-import { readPreface, rejectConnection } from './handshake.js';
+import { EVICTED_MSG, readPreface, rejectConnection } from './handshake.js';
+import type { PromoteResult } from './admission.js';
 import { pipeBoth, type PipeOutcome, type Piping } from './pipe.js';
-import { dialUpstream, upstreamTarget, type PoolSelector } from './upstream.js';
+import { upstreamTarget, type DialResult, type PoolSelector, type UpstreamTarget } from './upstream.js';
 
 export interface ConnectionContext {
   services: MockServices;
@@ -21,6 +22,16 @@ export interface ConnectionContext {
   trackPipe(p: Piping): () => void;
   /** Registers an upstream socket so shutdown can close it even before piping starts. */
   trackUpstream(s: Socket): void;
+  /** Dials an upstream, refusing the server's own listeners. */
+  dial(target: UpstreamTarget): Promise<DialResult>;
+}
+
+/** The connection's place in the ingress's admission (see admission.ts). */
+export interface ConnectionSlot {
+  /** Fires when the connection is evicted while it has not authenticated yet. */
+  evicted: AbortSignal;
+  /** Leaves the handshake phase for one of the `max_connections` slots, once authenticated. */
+  promote(): PromoteResult;
 }
 
 /** Everything the per-connection log line carries. Never the authtoken. */
@@ -49,7 +60,11 @@ function remoteOf(socket: Socket): string {
   return `${a.includes(':') ? `[${a}]` : a}:${socket.remotePort ?? 0}`;
 }
 
-export async function serveConnection(socket: Socket, ctx: ConnectionContext): Promise<void> {
+export async function serveConnection(
+  socket: Socket,
+  ctx: ConnectionContext,
+  slot: ConnectionSlot,
+): Promise<void> {
   const started = performance.now();
   const entry: ConnectionLog = {
     conn: ++connectionCounter,
@@ -76,7 +91,7 @@ export async function serveConnection(socket: Socket, ctx: ConnectionContext): P
   };
 
   try {
-    const pre = await readPreface(socket, ctx.config.preface_timeout_ms);
+    const pre = await readPreface(socket, ctx.config.preface_timeout_ms, slot.evicted);
     if (pre.kind === 'closed') {
       entry.outcome = 'client_closed';
       socket.destroy();
@@ -91,6 +106,16 @@ export async function serveConnection(socket: Socket, ctx: ConnectionContext): P
     const accountId = ctx.services.directory.accountForAuthtoken(preface.authtoken);
     if (!accountId) return reject('ERR_710', 'the authtoken is not valid for any account');
     entry.account = accountId;
+    // Only now does the connection count against max_connections: sockets that never
+    // authenticate cannot keep authenticated streams out.
+    const promoted = slot.promote();
+    if (promoted === 'gone') return reject('ERR_742', EVICTED_MSG);
+    if (promoted === 'full') {
+      return reject(
+        'ERR_740',
+        `the ingress is at its limit of ${ctx.config.max_connections} connections; retry later`,
+      );
+    }
 
     const parsed = parseEndpointUrl(preface.url);
     if (!parsed.ok) return reject('ERR_720', `invalid endpoint URL: ${parsed.message}`);
@@ -114,7 +139,7 @@ export async function serveConnection(socket: Socket, ctx: ConnectionContext): P
       );
     }
 
-    const dialed = await dialUpstream(target, ctx.config.dial_timeout_ms);
+    const dialed = await ctx.dial(target);
     if (!dialed.ok) return reject(dialed.code, `endpoint ${endpoint.id}: ${dialed.msg}`);
     const upstream = dialed.socket;
     ctx.trackUpstream(upstream);

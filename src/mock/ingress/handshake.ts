@@ -9,6 +9,8 @@ import {
 } from '../../api/ingress/protocol.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
 
+export const EVICTED_MSG = 'evicted: too many connections are waiting for their handshake or preface; retry';
+
 export type PrefaceOutcome =
   /** `rest`: bytes the client sent after the newline; they belong to the stream. */
   | { kind: 'preface'; preface: IngressPreface; rest: Buffer }
@@ -18,9 +20,14 @@ export type PrefaceOutcome =
 
 /**
  * Reads the preface. Resolves exactly once; on every outcome the socket is paused with no
- * listeners of ours left on it, so the caller decides what happens next.
+ * listeners of ours left on it, so the caller decides what happens next. `evicted` aborts the
+ * wait with ERR_742 (the ingress needed the slot for a newer connection).
  */
-export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceOutcome> {
+export function readPreface(
+  socket: Socket,
+  timeoutMs: number,
+  evicted?: AbortSignal,
+): Promise<PrefaceOutcome> {
   return new Promise((resolve) => {
     const reader = new LineReader(MAX_PREFACE_BYTES);
     let settled = false;
@@ -32,6 +39,7 @@ export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceO
       socket.off('end', onClosed);
       socket.off('close', onClosed);
       socket.off('error', onClosed);
+      evicted?.removeEventListener('abort', onEvicted);
       socket.pause();
       resolve(outcome);
     };
@@ -54,6 +62,7 @@ export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceO
       );
     };
     const onClosed = () => finish({ kind: 'closed' });
+    const onEvicted = () => finish({ kind: 'error', code: 'ERR_742', msg: EVICTED_MSG });
     const timer = setTimeout(
       () =>
         finish({
@@ -67,6 +76,8 @@ export function readPreface(socket: Socket, timeoutMs: number): Promise<PrefaceO
     socket.on('end', onClosed);
     socket.on('close', onClosed);
     socket.on('error', onClosed);
+    if (evicted?.aborted) return onEvicted();
+    evicted?.addEventListener('abort', onEvicted, { once: true });
     socket.resume();
   });
 }

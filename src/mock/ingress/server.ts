@@ -1,25 +1,34 @@
-/** The binding ingress listener: plain TCP on loopback, TLS with the development certificate anywhere. */
+/** The binding ingress listener: plain TCP on loopback, TLS (development or configured certificate) anywhere. */
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { listen } from '../../net/listen.js';
 import type { MockServices } from '../services.js';
-import { CONNECTION_LOG_MSG, serveConnection } from './connection.js';
-import { devCertificate } from '../../net/dev-cert.js';
-import { rejectConnection } from './handshake.js';
+import { advertisedAddress } from './advertise.js';
+import { serveConnection, type ConnectionContext, type ConnectionSlot } from './connection.js';
+import { Gate } from './gate.js';
+import { OutboundSockets } from './loop-guard.js';
+import type { OwnListener } from './own-addresses.js';
 import type { Piping } from './pipe.js';
-import { PoolSelector } from './upstream.js';
+import { IngressConfigError, loadTlsMaterial } from './tls-material.js';
+import { dialUpstream, PoolSelector } from './upstream.js';
 
 export interface IngressOptions {
-  /** Default 127.0.0.1. Plain TCP (config `ingress.tls: false`) is only allowed on a loopback host. */
+  /** Default: config `ingress.host`, else 127.0.0.1. Plain TCP is only allowed on a loopback host. */
   host?: string;
-  /** 0 (default) lets the OS choose. */
+  /** Default: config `ingress.port`, else 0 (the OS chooses). */
   port?: number;
+  /** `host[:port]` returned to operators; default: config `ingress.advertise`, else the listen address. */
+  advertise?: string;
+  /** The server's other listeners (public API, admin); upstreams reaching them are refused. */
+  ownListeners?: readonly OwnListener[];
 }
 
 export interface IngressServer {
-  /** `host:port` (IPv6 hosts in brackets), as handed to operators. */
+  /** `host:port` the ingress listens on (IPv6 hosts in brackets). */
   address: string;
-  /** With TLS: the PEM of the self-signed development certificate, which clients trust as their CA. */
+  /** `host:port` handed to operators at registration. */
+  advertiseAddress: string;
+  /** With the development certificate: its PEM, which clients trust as their CA. */
   caPem?: string;
   /** Stops listening and closes every connection, client and upstream sockets alike. */
   stop(): Promise<void>;
@@ -38,25 +47,29 @@ export async function startIngress(
   opts: IngressOptions = {},
 ): Promise<IngressServer> {
   const config = services.config.ingress;
-  const host = opts.host ?? '127.0.0.1';
-  if (!config.tls && !isLoopbackHost(host)) {
-    throw new Error(
+  const host = opts.host ?? config.host ?? '127.0.0.1';
+  if (config.tls === false && !isLoopbackHost(host)) {
+    throw new IngressConfigError(
       `the binding ingress may listen without TLS only on a loopback address, not on "${host}"; ` +
-        'set ingress.tls: true in the mock config or listen on 127.0.0.1',
+        'turn TLS on (ingress.tls in the mock config, --ingress-tls or --ingress-cert/--ingress-key) ' +
+        'or listen on 127.0.0.1',
     );
   }
+  const tls = await loadTlsMaterial(config.tls);
   const log = services.log.child({ component: 'ingress' });
-  const pool = new PoolSelector();
   const rawSockets = new Set<Socket>();
   const upstreams = new Set<Socket>();
   const pipes = new Set<Piping>();
-  let active = 0;
+  const outbound = new OutboundSockets();
   let shuttingDown = false;
+  const gate = new Gate(config, tls !== undefined, outbound, log, () => shuttingDown);
+  // Filled in once the ingress knows its own address (it is on the list too).
+  const ownListeners: OwnListener[] = [...(opts.ownListeners ?? [])];
 
-  const ctx = {
+  const ctx: ConnectionContext = {
     services,
     config,
-    pool,
+    pool: new PoolSelector(),
     log,
     isShuttingDown: () => shuttingDown,
     trackPipe(p: Piping) {
@@ -67,57 +80,69 @@ export async function startIngress(
       upstreams.add(s);
       s.once('close', () => upstreams.delete(s));
     },
+    dial: (target) => dialUpstream(target, config.dial_timeout_ms, { ownListeners, outbound }),
   };
+  const serve = (socket: Socket, slot: ConnectionSlot) => void serveConnection(socket, ctx, slot);
 
-  const onSession = (socket: Socket) => {
-    if (shuttingDown) {
-      rejectConnection(socket, 'ERR_741', 'the ingress is shutting down', 200);
-      return;
-    }
-    if (active >= config.max_connections) {
-      socket.on('error', () => undefined);
-      log.warn(
-        { outcome: 'rejected', code: 'ERR_740', max_connections: config.max_connections },
-        CONNECTION_LOG_MSG,
-      );
-      rejectConnection(
-        socket,
-        'ERR_740',
-        `the ingress is at its limit of ${config.max_connections} connections; retry later`,
-      );
-      return;
-    }
-    active++;
-    void serveConnection(socket, ctx).finally(() => active--);
-  };
-
-  let caPem: string | undefined;
   let server: Server;
-  if (config.tls) {
-    const cert = await devCertificate();
-    caPem = cert.cert;
+  if (tls) {
     server = createTlsServer(
-      { key: cert.key, cert: cert.cert, allowHalfOpen: true, handshakeTimeout: config.preface_timeout_ms },
-      (s: TLSSocket) => onSession(s),
+      { key: tls.key, cert: tls.cert, allowHalfOpen: true, handshakeTimeout: config.preface_timeout_ms },
+      (s: TLSSocket) => {
+        const slot = gate.slotOf(s);
+        if (slot) serve(s, slot);
+        else s.destroy();
+      },
     );
     server.on('tlsClientError', (err: NodeJS.ErrnoException, s: TLSSocket) => {
       log.debug({ remote: s.remoteAddress, error: err.code ?? err.message }, 'ingress tls handshake failed');
       s.destroy();
     });
   } else {
-    server = createTcpServer({ allowHalfOpen: true, pauseOnConnect: true }, onSession);
+    server = createTcpServer({ allowHalfOpen: true, pauseOnConnect: true });
   }
-  server.on('connection', (s: Socket) => {
-    rawSockets.add(s);
-    s.once('close', () => rawSockets.delete(s));
+  // Runs for the raw socket before any TLS byte or preface is read, so the handshake phase is
+  // counted in both modes.
+  server.on('connection', (raw: Socket) => {
+    rawSockets.add(raw);
+    raw.once('close', () => rawSockets.delete(raw));
+    const slot = gate.accept(raw);
+    if (slot && !tls) serve(raw, slot);
   });
-  const { address } = await listen(server, host, opts.port ?? 0);
-  log.info({ address, tls: config.tls }, 'binding ingress listening');
+
+  const bound = await listen(server, host, opts.port ?? config.port ?? 0);
+  let advertiseAddress: string;
+  try {
+    advertiseAddress = advertisedAddress(opts.advertise ?? config.advertise, bound.address, bound.port);
+  } catch (err) {
+    server.close();
+    throw new IngressConfigError(err instanceof Error ? err.message : String(err));
+  }
+  ownListeners.push({ label: 'binding ingress', host: bound.host, port: bound.port });
+  if (advertiseAddress !== bound.address) {
+    const [, advHost, advPort] = /^(.*):(\d+)$/.exec(advertiseAddress)!;
+    ownListeners.push({
+      label: 'binding ingress (advertised address)',
+      host: advHost!,
+      port: Number(advPort),
+    });
+  }
+  log.info(
+    {
+      address: bound.address,
+      advertise: advertiseAddress,
+      tls: tls !== undefined,
+      // A certificate is public; logged so a client of `mock-api --ingress-tls` can trust it.
+      ...(tls?.caPem ? { ca_pem: tls.caPem } : {}),
+    },
+    'binding ingress listening',
+  );
 
   let stopping: Promise<void> | undefined;
   return {
-    address,
-    ...(caPem ? { caPem } : {}),
+    address: bound.address,
+    advertiseAddress,
+    ...(tls?.caPem ? { caPem: tls.caPem } : {}),
     stop() {
       stopping ??= (async () => {
         shuttingDown = true;
@@ -126,7 +151,7 @@ export async function startIngress(
         for (const s of upstreams) s.destroy();
         for (const s of rawSockets) s.destroy();
         await closed;
-        log.info({ address }, 'binding ingress stopped');
+        log.info({ address: bound.address }, 'binding ingress stopped');
       })();
       return stopping;
     },
