@@ -276,13 +276,16 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     const cpu0 = process.cpuUsage();
     const w0 = performance.now();
     if (!(await ctl.resyncNow())) throw new Error('resync failed');
-    await waitUntil(() => ctl.passCount() > passes, 60_000);
+    // A pass runs only if the listing changed something; give one the time to start and finish.
+    await new Promise((r) => setTimeout(r, 200));
+    await waitUntil(() => ctl.isReady(), 60_000);
     const cpu = process.cpuUsage(cpu0);
     resyncReport = {
       endpoints: n,
       wall_ms: ms(performance.now() - w0),
       cpu_ms: ms((cpu.user + cpu.system) / 1000),
       kube_writes: (await writes(ctl)) - writesBefore,
+      passes: ctl.passCount() - passes,
       rss_mib: Number((process.memoryUsage().rss / 1048576).toFixed(1)),
       rss_before_controller_mib: Number((rssBefore / 1048576).toFixed(1)),
       heap_used_mib: Number((process.memoryUsage().heapUsed / 1048576).toFixed(1)),

@@ -128,8 +128,11 @@ export class EndpointFeed {
     const replay = this.duringList;
     this.duringList = undefined;
     let removed = 0;
-    for (const id of this.held.keys()) {
-      if (!listed.has(id)) removed++;
+    let changed = !this.completeListing || listed.size !== this.held.size || replay.length > 0;
+    for (const [id, h] of this.held) {
+      const now = listed.get(id);
+      if (!now) removed++;
+      if (!now || now.updatedAt !== h.updatedAt || now.record.url !== h.record.url) changed = true;
     }
     this.held.clear();
     for (const [id, h] of listed) this.held.set(id, h);
@@ -138,10 +141,12 @@ export class EndpointFeed {
     this.lastFullSyncAt = this.now();
     this.opts.metrics.lastFullSync.set(this.lastFullSyncAt / 1000);
     this.opts.log.info(
-      { reason, endpoints: this.held.size, removed, ms: this.now() - started },
+      { reason, endpoints: this.held.size, removed, changed, ms: this.now() - started },
       'endpoint listing complete',
     );
-    this.opts.onChange();
+    // An unchanged account needs no pass: the plan is a function of the endpoints and the
+    // cluster, and cluster changes trigger passes of their own.
+    if (changed) this.opts.onChange();
     return true;
   }
 
