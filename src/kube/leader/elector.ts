@@ -114,11 +114,11 @@ export class LeaderElector {
   /**
    * Whether we lead at this very instant: computed from the monotonic renew deadline, not a
    * cached flag, so it is false as soon as the deadline passes even if the event loop was blocked
-   * and no timer has run yet (the work signal is then aborted on the spot). Cheap (one clock read):
-   * call it immediately before every write.
+   * and no timer (nor the work signal's abort) has run yet. Cheap (one clock read, no side
+   * effects): call it immediately before every write.
    */
   isLeader(): boolean {
-    return this.term?.active() ?? false;
+    return this.term?.holds() ?? false;
   }
 
   /** Milliseconds of leadership left without another renewal; 0 when not leading. */
@@ -318,7 +318,7 @@ export class LeaderElector {
       return { held: true };
     } catch (err) {
       const d = describeError(err);
-      const leading = this.term?.active() ?? false;
+      const leading = this.term?.holds() ?? false;
       this.log.debug({ ...d, leading }, 'leader election attempt failed');
       if (leading && d.errorKind !== 'conflict') this.log.warn({ ...d }, 'leader election renew failed');
       return { held: false };

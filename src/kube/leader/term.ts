@@ -12,7 +12,8 @@ import type { MonotonicClock } from '../clock.js';
  *
  * A timer armed at each renewal aborts the work signal at the deadline, independently of the
  * renew loop (which may be stuck in a hung request). A timer fires late when the event loop was
- * blocked, so `active()` also ends the term itself when it finds the deadline passed.
+ * blocked, so `active()` also ends the term itself when it finds the deadline passed; `holds()`
+ * answers the same question without side effects.
  */
 export class LeadershipTerm {
   private until: number;
@@ -33,7 +34,12 @@ export class LeadershipTerm {
     return this.work.signal;
   }
 
-  /** Exact at the instant of the call. */
+  /** Exact at the instant of the call; no side effects (no abort listeners run inside it). */
+  holds(): boolean {
+    return !this.work.signal.aborted && this.clock.monotonicNow() < this.until;
+  }
+
+  /** Like `holds()`, but ends the term (aborting the work) if the deadline has passed. */
   active(): boolean {
     if (this.work.signal.aborted) return false;
     if (this.clock.monotonicNow() < this.until) return true;
@@ -42,9 +48,9 @@ export class LeadershipTerm {
     return false;
   }
 
-  /** Milliseconds left; 0 once ended. */
+  /** Milliseconds left; 0 once ended. No side effects. */
   remainingMs(): number {
-    return this.active() ? this.until - this.clock.monotonicNow() : 0;
+    return this.holds() ? this.until - this.clock.monotonicNow() : 0;
   }
 
   /**
