@@ -306,7 +306,7 @@ export class LeaderElector {
       // Observed when the answer arrived: a follower's countdown must not start before the
       // leader's write (whose send time bounds the leader's deadline) could have happened.
       const now = this.mono();
-      this.observed = observe(this.observed, cur.record, now);
+      this.observed = observe(this.observed, cur.record, now, cur.resourceVersion);
       const holder = cur.record.holderIdentity;
       this.noteHolder(holder);
       if (this.term && holder !== '' && holder !== this.identity) return { held: false, holder };
@@ -326,7 +326,7 @@ export class LeaderElector {
   }
 
   private accept(rec: LockedRecord): void {
-    this.observed = { record: rec.record, observedAt: this.mono() };
+    this.observed = { record: rec.record, observedAt: this.mono(), resourceVersion: rec.resourceVersion };
     this.noteHolder(rec.record.holderIdentity);
   }
 

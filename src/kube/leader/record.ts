@@ -18,6 +18,8 @@ export interface Observation {
   record: LeaderElectionRecord;
   /** Local monotonic time (ms) at which this record was first seen (response received). */
   observedAt: number;
+  /** The Lease's resourceVersion when known: every write changes it, even an identical one. */
+  resourceVersion?: string | undefined;
 }
 
 export type Decision =
@@ -44,14 +46,23 @@ export function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): bo
   );
 }
 
-/** Keeps the previous observation while the record is unchanged; otherwise stamps `now`. */
+/**
+ * Keeps the previous observation while the record is unchanged; otherwise stamps `now`. A new
+ * resourceVersion counts as a change too, so a renewal is noticed even if its timestamps happen
+ * to repeat (a wall clock stepped back): safety must not depend on wall time.
+ */
 export function observe(
   prev: Observation | undefined,
   record: LeaderElectionRecord,
   now: number,
+  resourceVersion?: string,
 ): Observation {
-  if (prev && sameRecord(prev.record, record)) return prev;
-  return { record, observedAt: now };
+  const sameVersion =
+    prev?.resourceVersion === undefined ||
+    resourceVersion === undefined ||
+    prev.resourceVersion === resourceVersion;
+  if (prev && sameVersion && sameRecord(prev.record, record)) return prev;
+  return { record, observedAt: now, resourceVersion };
 }
 
 /** When the observed lease runs out, by our clock. */

@@ -77,7 +77,8 @@ export class LeadershipTerm {
     this.timer?.abort();
     const ctl = new AbortController();
     this.timer = ctl;
-    const wait = Math.max(0, this.until - this.clock.monotonicNow());
+    // At least 1 ms, so that a timer firing early always makes progress.
+    const wait = Math.max(1, this.until - this.clock.monotonicNow());
     void this.clock.sleep(wait, ctl.signal).then(() => {
       if (ctl.signal.aborted) return;
       // A timer may fire a hair early by the monotonic clock: then wait for the rest.
