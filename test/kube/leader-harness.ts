@@ -277,7 +277,7 @@ export class ElectorProxy {
   /** Answers from kubesim that were delivered to the elector, in order. */
   readonly delivered: { method: string; path: string; status: number; at: number }[] = [];
   /** Requests as they arrived (time on the world's clock, or real time without a world). */
-  readonly arrived: { method: string; path: string; at: number }[] = [];
+  readonly arrived: { method: string; path: string; at: number; body: string }[] = [];
   /** Cut-off requests whose client has not given up yet. */
   openCut = 0;
   private readonly server: http.Server;
@@ -321,10 +321,11 @@ export class ElectorProxy {
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
     const rule = this.rule({ method, path });
-    this.arrived.push({ method, path, at: this.now() });
+    const at = this.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      this.arrived.push({ method, path, at, body: Buffer.concat(chunks).toString('utf8') });
       if (rule && 'cut' in rule) {
         this.holdForever(res);
         return;

@@ -5,6 +5,7 @@
  * and on any work write made while another elector leads.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { LeaderElector, type ElectorOutcome } from '../../src/kube/leader/elector.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { captureLogger, newRegistry } from './helpers.js';
@@ -238,6 +239,11 @@ describe('leader election never has two leaders', () => {
     expect(bFrom).toBeLessThan(stoppedAt + 5_000);
     expect(s.checker.terms.get('a')?.[0]?.to).toBeLessThanOrEqual(bFrom);
     expect(s.checker.writes.filter((w) => w.who === 'a' && w.at > stoppedAt)).toEqual([]);
+    // Every write was guarded by the resourceVersion the elector had observed.
+    const puts = [...a.proxy.arrived, ...b.proxy.arrived].filter((r) => r.method === 'PUT');
+    expect(puts.length).toBeGreaterThan(3);
+    const guarded = z.object({ metadata: z.object({ resourceVersion: z.string().min(1) }) });
+    for (const put of puts) expect(guarded.safeParse(JSON.parse(put.body)).success).toBe(true);
   });
 
   it.each([
