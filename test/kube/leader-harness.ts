@@ -109,7 +109,7 @@ export class World {
     await this.runDue();
     while (this.t < end) {
       let next = Math.min(end, this.t + maxStepMs);
-      for (const x of this.timers) if (this.runnable(x)) next = Math.min(next, this.effectiveDue(x));
+      for (const x of this.timers) next = Math.min(next, this.effectiveDue(x));
       for (const h of this.held) next = Math.min(next, Math.max(h.releaseAt, h.owner.stalledUntil));
       this.t = Math.max(this.t, next);
       await this.runDue();
