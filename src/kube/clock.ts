@@ -11,6 +11,15 @@ export interface Clock {
   random(): number;
 }
 
+/**
+ * A clock that can also measure elapsed time without ever jumping. Leader election needs it:
+ * a deadline measured on wall time can be stretched by an NTP step or a manual clock change.
+ */
+export interface MonotonicClock extends Clock {
+  /** Milliseconds on a clock that only moves forward (`performance.now()`); compare only with itself. */
+  monotonicNow(): number;
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) {
@@ -32,8 +41,9 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export const systemClock: Clock = {
+export const systemClock: MonotonicClock = {
   now: () => Date.now(),
+  monotonicNow: () => performance.now(),
   sleep,
   random: () => Math.random(),
 };

@@ -10,7 +10,9 @@ import { kinds } from '../../src/kube/resources.js';
 import { microTime } from '../../src/kube/leader/record.js';
 import { KubeTransport } from '../../src/kube/transport.js';
 import { KubeClient } from '../../src/kube/write.js';
+import { sleep } from '../../src/kube/clock.js';
 import { captureLogger, metricValue, newRegistry, waitFor } from './helpers.js';
+import { ElectorProxy, LeaderChecker } from './leader-harness.js';
 
 let sim: Kubesim;
 let admin: KubeClient;
@@ -25,7 +27,9 @@ afterAll(async () => {
   await sim.stop();
 });
 
-const fast = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
+// Short, but with room for a slow shared machine: a renewal must be answered within 2 s of
+// being sent, or the leader (rightly) steps down.
+const fast = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 };
 
 interface Candidate {
   elector: LeaderElector;
@@ -202,10 +206,67 @@ describe('leader election against kubesim', () => {
     const a = candidate(lease, 'maker', overlapTracker());
     await waitFor(() => a.elector.isLeader(), 'leadership');
     const l = await admin.get(kinds.lease, NS, lease);
-    expect(l?.spec).toMatchObject({ holderIdentity: 'maker', leaseDurationSeconds: 2, leaseTransitions: 0 });
+    expect(l?.spec).toMatchObject({ holderIdentity: 'maker', leaseDurationSeconds: 3, leaseTransitions: 0 });
     expect(l?.spec?.acquireTime).toMatch(/\.\d{6}Z$/);
     expect(l?.spec?.renewTime).toMatch(/\.\d{6}Z$/);
     a.ctl.abort();
     await a.run;
+  });
+
+  it('real time: a leader cut off from the API stops before the follower starts, and writes never overlap', async () => {
+    const lease = `lease-${++leaseCounter}`;
+    const electors = new Map<string, LeaderElector>();
+    const checker = new LeaderChecker(electors, () => performance.now());
+    const proxies = new Map<string, ElectorProxy>();
+    const runs = new Map<string, { ctl: AbortController; run: Promise<ElectorOutcome> }>();
+    const start = async (name: string): Promise<LeaderElector> => {
+      const proxy = await new ElectorProxy(sim.url, sim.adminToken).start();
+      proxies.set(name, proxy);
+      const elector: LeaderElector = new LeaderElector({
+        kubeConfig: proxy.kubeConfig(),
+        namespace: NS,
+        name: lease,
+        identity: name,
+        logger: captureLogger().logger,
+        metrics: newRegistry(),
+        ...fast,
+        // A controller: check leadership immediately before every write.
+        onStartedLeading: async (signal) => {
+          while (!signal.aborted) {
+            await sleep(10, signal);
+            if (elector.isLeader()) checker.write(name);
+          }
+        },
+      });
+      electors.set(name, elector);
+      const ctl = new AbortController();
+      runs.set(name, { ctl, run: elector.run(ctl.signal) });
+      return elector;
+    };
+    const sampler = setInterval(() => checker.sample(), 2);
+    try {
+      const a = await start('a');
+      await waitFor(() => a.isLeader(), 'a leads');
+      const b = await start('b');
+      await waitFor(() => b.leader() === 'a', 'b observes a');
+      (proxies.get('a') as ElectorProxy).rule = () => ({ cut: true });
+      await waitFor(() => b.isLeader(), 'b takes over', { timeoutMs: 20_000 });
+      expect(await runs.get('a')?.run).toBe('lost');
+      // a's hung renewal was abandoned at its deadline.
+      await waitFor(() => proxies.get('a')?.openCut === 0, 'a abandons its hung request');
+      await waitFor(() => checker.writes.some((w) => w.who === 'b'), 'b writes');
+    } finally {
+      clearInterval(sampler);
+      for (const r of runs.values()) r.ctl.abort();
+      await Promise.all([...runs.values()].map((r) => r.run));
+      await Promise.all([...proxies.values()].map((p) => p.stop()));
+    }
+    expect(checker.violations).toEqual([]);
+    const aEnd = checker.terms.get('a')?.[0]?.to ?? Infinity;
+    const bFrom = checker.ledFrom('b') ?? -Infinity;
+    expect(aEnd).toBeLessThanOrEqual(bFrom);
+    const lastA = checker.writes.filter((w) => w.who === 'a').at(-1)?.at ?? Infinity;
+    const firstB = checker.writes.find((w) => w.who === 'b')?.at ?? -Infinity;
+    expect(lastA).toBeLessThan(firstB);
   });
 });

@@ -3,12 +3,14 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../log/logger.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type MonotonicClock } from '../clock.js';
 import { describeError } from '../errors.js';
 import { kubeMetrics, type KubeMetrics } from '../metrics.js';
 import { KubeTransport } from '../transport.js';
 import { LeaseLock, type LockedRecord } from './lease-lock.js';
 import { claimRecord, decide, observe, releaseRecord, type Observation } from './record.js';
+import { linkedSignal } from './signals.js';
+import { LeadershipTerm } from './term.js';
 
 export interface LeaderElectionTiming {
   /** How long followers wait, from their last observed change, before taking over; 15 s. */
@@ -35,10 +37,14 @@ export interface LeaderElectorOptions extends Partial<LeaderElectionTiming> {
   identity?: string;
   logger: Logger;
   metrics?: Registry;
-  clock?: Clock;
+  /** Deadlines and expiry use `monotonicNow()`; wall time (`now()`) only stamps the Lease. */
+  clock?: MonotonicClock;
   /**
-   * Called once leadership is acquired. `signal` aborts when leadership ends (lost, released or
-   * cancelled). A returned promise is awaited (up to renewDeadline) before the lease is released.
+   * Called once leadership is acquired. `signal` aborts when leadership ends (renew deadline
+   * passed, lost, released or cancelled), by a timer of its own, so even while the renew loop
+   * waits on a hung request. A returned promise is awaited (up to renewDeadline) before the lease
+   * is released. Check `isLeader()` immediately before every write as well: an abort is only
+   * delivered when the event loop gets to it.
    */
   onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
   /** Called once after leadership ends (only if it had started). */
@@ -57,22 +63,26 @@ export function defaultIdentity(): string {
 
 export type ElectorOutcome = 'lost' | 'cancelled' | 'released';
 
+/** Whether an attempt left us holding the lease; `holder` names a foreign holder we observed. */
+type Attempt = { held: true } | { held: false; holder?: string };
+
 /**
  * Lease-based leader election with client-go semantics. `run()` campaigns until it leads, then
- * renews every retryPeriod; if no renewal succeeds within renewDeadline it aborts the work signal,
- * calls onStoppedLeading and returns 'lost' (the caller should exit: a new `run` is allowed but
- * a fresh process is safer).
+ * renews every retryPeriod. Leadership is a deadline on the monotonic clock (see
+ * `LeadershipTerm`): it ends the instant no renewal *sent* within the last renewDeadline has
+ * succeeded; then the work signal aborts, onStoppedLeading runs and `run` returns 'lost' (the
+ * caller should exit: a new `run` is allowed but a fresh process is safer).
  */
 export class LeaderElector {
   readonly identity: string;
   private readonly lock: LeaseLock;
   private readonly timing: LeaderElectionTiming;
-  private readonly clock: Clock;
+  private readonly clock: MonotonicClock;
   private readonly log: Logger;
   private readonly m: KubeMetrics;
   private readonly leaseLabel: string;
   private observed: Observation | undefined;
-  private leading = false;
+  private term: LeadershipTerm | undefined;
   private lastHolder: string | undefined;
   private runCtl: AbortController | undefined;
   private running: Promise<ElectorOutcome> | undefined;
@@ -101,8 +111,19 @@ export class LeaderElector {
     this.m.leaderStatus.set({ lease: this.leaseLabel }, 0);
   }
 
+  /**
+   * Whether we lead at this very instant: computed from the monotonic renew deadline, not a
+   * cached flag, so it is false as soon as the deadline passes even if the event loop was blocked
+   * and no timer (nor the work signal's abort) has run yet. Cheap (one clock read, no side
+   * effects): call it immediately before every write.
+   */
   isLeader(): boolean {
-    return this.leading;
+    return this.term?.holds() ?? false;
+  }
+
+  /** Milliseconds of leadership left without another renewal; 0 when not leading. */
+  leadershipRemainingMs(): number {
+    return this.term?.remainingMs() ?? 0;
   }
 
   /** The holder we last observed (may be us), or undefined. */
@@ -137,62 +158,58 @@ export class LeaderElector {
     await this.running?.catch(() => undefined);
   }
 
+  private stopReason(): 'released' | 'cancelled' {
+    return this.releaseRequested ? 'released' : 'cancelled';
+  }
+
+  private mono(): number {
+    return this.clock.monotonicNow();
+  }
+
   private async campaign(signal: AbortSignal): Promise<ElectorOutcome> {
     this.log.info({}, 'leader election started');
+    const deadlineMs = this.timing.renewDeadlineMs;
     while (!signal.aborted) {
-      const attempt = AbortSignal.any([signal, AbortSignal.timeout(this.timing.renewDeadlineMs)]);
-      if (await this.tryAcquireOrRenew(attempt)) break;
+      const sentAt = this.mono();
+      const attempt = await this.attempt([signal], deadlineMs);
+      if (attempt.held) {
+        if (signal.aborted) {
+          // Won the lease just as we were told to stop: hand it back rather than sit on it.
+          if (this.releaseRequested || this.opts.releaseOnCancel !== false) await this.releaseLease();
+          break;
+        }
+        if (this.mono() < sentAt + deadlineMs) return this.lead(signal, sentAt + deadlineMs);
+        this.log.warn(
+          { renewDeadlineMs: deadlineMs },
+          'leader election acquire landed after the renew deadline',
+        );
+      }
       const r = this.timing.retryPeriodMs;
       await this.clock.sleep(r + r * 1.2 * this.clock.random(), signal);
     }
-    if (signal.aborted) return this.releaseRequested ? 'released' : 'cancelled';
-    return this.lead(signal);
+    return this.stopReason();
   }
 
-  private async lead(signal: AbortSignal): Promise<ElectorOutcome> {
-    this.leading = true;
+  private async lead(signal: AbortSignal, until: number): Promise<ElectorOutcome> {
+    const term = new LeadershipTerm(this.clock, until, () => {
+      this.m.leaderStatus.set({ lease: this.leaseLabel }, 0);
+      this.log.warn(
+        { renewDeadlineMs: this.timing.renewDeadlineMs },
+        'leader election renew deadline passed',
+      );
+    });
+    this.term = term;
     this.m.leaderStatus.set({ lease: this.leaseLabel }, 1);
     this.m.leaderTransitions.inc({ lease: this.leaseLabel, event: 'started' });
     this.log.info({}, 'leader election acquired lease');
-    const work = new AbortController();
-    let workDone: Promise<void> = Promise.resolve();
-    try {
-      const r = this.opts.onStartedLeading(work.signal);
-      if (r instanceof Promise) {
-        workDone = r.then(
-          () => undefined,
-          (err: unknown) => this.log.error({ ...describeError(err) }, 'leader election work failed'),
-        );
-      }
-    } catch (err) {
-      this.log.error({ ...describeError(err) }, 'leader election work failed');
-    }
+    const workDone = this.startWork(term.signal);
 
-    let outcome: ElectorOutcome = 'lost';
-    let lastRenew = this.clock.now();
-    renewLoop: while (!signal.aborted) {
-      await this.clock.sleep(this.timing.retryPeriodMs, signal);
-      if (signal.aborted) break;
-      for (;;) {
-        const remaining = lastRenew + this.timing.renewDeadlineMs - this.clock.now();
-        if (remaining <= 0) break renewLoop;
-        const attempt = AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, remaining))]);
-        if (await this.tryAcquireOrRenew(attempt)) {
-          lastRenew = this.clock.now();
-          continue renewLoop;
-        }
-        if (signal.aborted) break renewLoop;
-        const left = lastRenew + this.timing.renewDeadlineMs - this.clock.now();
-        await this.clock.sleep(Math.min(this.timing.retryPeriodMs, Math.max(0, left)), signal);
-        if (signal.aborted) break renewLoop;
-      }
-    }
-    if (signal.aborted) outcome = this.releaseRequested ? 'released' : 'cancelled';
-    else this.log.warn({ renewDeadlineMs: this.timing.renewDeadlineMs }, 'leader election lost lease');
+    const outcome = await this.renewLoop(signal, term);
+    if (outcome === 'lost') this.log.warn({}, 'leader election lost lease');
 
     // Stop the work first, so two leaders never overlap once the lease is released.
-    work.abort(outcome);
-    this.leading = false;
+    term.end(outcome);
+    this.term = undefined;
     this.m.leaderStatus.set({ lease: this.leaseLabel }, 0);
     this.m.leaderTransitions.inc({ lease: this.leaseLabel, event: 'stopped' });
     const grace = new AbortController();
@@ -210,40 +227,106 @@ export class LeaderElector {
     return outcome;
   }
 
-  /** One attempt; true when we hold the lease afterwards. Never throws. */
-  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = this.clock.now();
+  private startWork(signal: AbortSignal): Promise<void> {
+    try {
+      const r = this.opts.onStartedLeading(signal);
+      if (r instanceof Promise) {
+        return r.then(
+          () => undefined,
+          (err: unknown) => this.log.error({ ...describeError(err) }, 'leader election work failed'),
+        );
+      }
+    } catch (err) {
+      this.log.error({ ...describeError(err) }, 'leader election work failed');
+    }
+    return Promise.resolve();
+  }
+
+  /**
+   * Renews every retryPeriod, retrying failures every retryPeriod, until `signal` aborts or the
+   * term ends (deadline passed, or another holder observed).
+   */
+  private async renewLoop(signal: AbortSignal, term: LeadershipTerm): Promise<ElectorOutcome> {
+    const { renewDeadlineMs, retryPeriodMs } = this.timing;
+    const stopped = (): boolean => signal.aborted || !term.active();
+    while (!stopped()) {
+      await this.pause(retryPeriodMs, [signal, term.signal]);
+      while (!stopped()) {
+        const sentAt = this.mono();
+        // The term's signal is the request's deadline: it aborts exactly when leadership ends.
+        const attempt = await this.attempt([signal, term.signal]);
+        if (attempt.held) {
+          if (term.extend(sentAt + renewDeadlineMs)) break;
+          this.log.warn({ renewDeadlineMs }, 'leader election renewal landed after the renew deadline');
+        } else if (attempt.holder !== undefined && !signal.aborted) {
+          this.log.warn({ holder: attempt.holder }, 'leader election lease taken by another holder');
+          term.end('lost');
+        }
+        if (stopped()) break;
+        await this.pause(Math.min(retryPeriodMs, term.remainingMs()), [signal, term.signal]);
+      }
+    }
+    return signal.aborted ? this.stopReason() : 'lost';
+  }
+
+  private async pause(ms: number, until: AbortSignal[]): Promise<void> {
+    const wake = linkedSignal(until);
+    await this.clock.sleep(ms, wake.signal);
+    wake.dispose();
+  }
+
+  /** One tryAcquireOrRenew bounded by `parents` and, if given, `timeoutMs` on our clock. */
+  private async attempt(parents: AbortSignal[], timeoutMs?: number): Promise<Attempt> {
+    const bound = linkedSignal(
+      parents,
+      timeoutMs === undefined
+        ? undefined
+        : { clock: this.clock, ms: timeoutMs, reason: `no answer within ${timeoutMs} ms` },
+    );
+    try {
+      return await this.tryAcquireOrRenew(bound.signal);
+    } finally {
+      bound.dispose();
+    }
+  }
+
+  /** client-go's tryAcquireOrRenew. Never throws. */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<Attempt> {
+    const leaseDurationMs = this.timing.leaseDurationMs;
     try {
       const cur = await this.lock.get(signal);
       if (!cur) {
         const created = await this.lock.create(
-          claimRecord(undefined, this.identity, now, this.timing.leaseDurationMs),
+          claimRecord(undefined, this.identity, this.clock.now(), leaseDurationMs),
           signal,
         );
-        this.accept(created, now);
-        return true;
+        this.accept(created);
+        return { held: true };
       }
-      this.observed = observe(this.observed, cur.record, now);
-      this.noteHolder(cur.record.holderIdentity);
-      const d = decide(this.observed, this.identity, now, this.timing.leaseDurationMs);
-      if (d.action === 'follow') return false;
+      // Observed when the answer arrived: a follower's countdown must not start before the
+      // leader's write (whose send time bounds the leader's deadline) could have happened.
+      const now = this.mono();
+      this.observed = observe(this.observed, cur.record, now, cur.resourceVersion);
+      const holder = cur.record.holderIdentity;
+      this.noteHolder(holder);
+      if (this.term && holder !== '' && holder !== this.identity) return { held: false, holder };
+      const d = decide(this.observed, this.identity, now, leaseDurationMs, this.clock.now());
+      if (d.action === 'follow') return { held: false, holder: d.holder };
       const updated = await this.lock.update(cur, d.record, signal);
-      if (d.action === 'acquire')
-        this.log.info({ previous: cur.record.holderIdentity }, 'leader election took over lease');
-      this.accept(updated, this.clock.now());
-      return true;
+      if (d.action === 'acquire') this.log.info({ previous: holder }, 'leader election took over lease');
+      this.accept(updated);
+      return { held: true };
     } catch (err) {
       const d = describeError(err);
-      this.log.debug({ ...d, leading: this.leading }, 'leader election attempt failed');
-      if (this.leading && d.errorKind !== 'conflict') {
-        this.log.warn({ ...d }, 'leader election renew failed');
-      }
-      return false;
+      const leading = this.term?.holds() ?? false;
+      this.log.debug({ ...d, leading }, 'leader election attempt failed');
+      if (leading && d.errorKind !== 'conflict') this.log.warn({ ...d }, 'leader election renew failed');
+      return { held: false };
     }
   }
 
-  private accept(rec: LockedRecord, now: number): void {
-    this.observed = { record: rec.record, observedAt: now };
+  private accept(rec: LockedRecord): void {
+    this.observed = { record: rec.record, observedAt: this.mono(), resourceVersion: rec.resourceVersion };
     this.noteHolder(rec.record.holderIdentity);
   }
 
@@ -262,15 +345,18 @@ export class LeaderElector {
   }
 
   private async releaseLease(): Promise<void> {
-    const signal = AbortSignal.timeout(this.timing.renewDeadlineMs);
+    const ms = this.timing.renewDeadlineMs;
+    const bound = linkedSignal([], { clock: this.clock, ms, reason: `no answer within ${ms} ms` });
     try {
-      const cur = await this.lock.get(signal);
+      const cur = await this.lock.get(bound.signal);
       if (!cur || cur.record.holderIdentity !== this.identity) return;
-      const rec = await this.lock.update(cur, releaseRecord(cur.record, this.clock.now()), signal);
-      this.accept(rec, this.clock.now());
+      const rec = await this.lock.update(cur, releaseRecord(cur.record, this.clock.now()), bound.signal);
+      this.accept(rec);
       this.log.info({}, 'leader election released lease');
     } catch (err) {
       this.log.warn({ ...describeError(err) }, 'leader election release failed');
+    } finally {
+      bound.dispose();
     }
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Pure leader-election decisions, after client-go's `tryAcquireOrRenew`. A follower measures a
- * lease's expiry from its own *local* time of observing the record change, never from the
- * server's renewTime, so clock skew between replicas does not matter.
+ * lease's expiry from its own *local monotonic* time of observing the record change (when the
+ * response arrived), never from the server's renewTime, so neither clock skew between replicas
+ * nor a step of the local wall clock matters. Wall time only fills the Lease's timestamps.
  */
 
 export interface LeaderElectionRecord {
@@ -15,8 +16,10 @@ export interface LeaderElectionRecord {
 
 export interface Observation {
   record: LeaderElectionRecord;
-  /** Local clock time (ms) at which this record was first seen. */
+  /** Local monotonic time (ms) at which this record was first seen (response received). */
   observedAt: number;
+  /** The Lease's resourceVersion when known: every write changes it, even an identical one. */
+  resourceVersion?: string | undefined;
 }
 
 export type Decision =
@@ -43,14 +46,23 @@ export function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): bo
   );
 }
 
-/** Keeps the previous observation while the record is unchanged; otherwise stamps `now`. */
+/**
+ * Keeps the previous observation while the record is unchanged; otherwise stamps `now`. A new
+ * resourceVersion counts as a change too, so a renewal is noticed even if its timestamps happen
+ * to repeat (a wall clock stepped back): safety must not depend on wall time.
+ */
 export function observe(
   prev: Observation | undefined,
   record: LeaderElectionRecord,
   now: number,
+  resourceVersion?: string,
 ): Observation {
-  if (prev && sameRecord(prev.record, record)) return prev;
-  return { record, observedAt: now };
+  const sameVersion =
+    prev?.resourceVersion === undefined ||
+    resourceVersion === undefined ||
+    prev.resourceVersion === resourceVersion;
+  if (prev && sameVersion && sameRecord(prev.record, record)) return prev;
+  return { record, observedAt: now, resourceVersion };
 }
 
 /** When the observed lease runs out, by our clock. */
@@ -59,7 +71,7 @@ export function expiresAt(obs: Observation, fallbackDurationMs: number): number 
   return obs.observedAt + (secs > 0 ? secs * 1000 : fallbackDurationMs);
 }
 
-/** The record to write when `identity` takes or keeps the lease at `now`. */
+/** The record to write when `identity` takes or keeps the lease at wall time `now`. */
 export function claimRecord(
   old: LeaderElectionRecord | undefined,
   identity: string,
@@ -80,8 +92,15 @@ export function claimRecord(
 /**
  * Given what we observed and when, should `identity` try to write the lease now? Someone else's
  * unexpired lease means follow; our own lease means renew; an empty or expired one means acquire.
+ * `now` is on the same (monotonic) clock as `obs.observedAt`; `wallNow` only stamps the record.
  */
-export function decide(obs: Observation, identity: string, now: number, leaseDurationMs: number): Decision {
+export function decide(
+  obs: Observation,
+  identity: string,
+  now: number,
+  leaseDurationMs: number,
+  wallNow: number = now,
+): Decision {
   const holder = obs.record.holderIdentity;
   if (holder !== '' && holder !== identity) {
     const exp = expiresAt(obs, leaseDurationMs);
@@ -89,11 +108,14 @@ export function decide(obs: Observation, identity: string, now: number, leaseDur
   }
   return {
     action: holder === identity ? 'renew' : 'acquire',
-    record: claimRecord(obs.record, identity, now, leaseDurationMs),
+    record: claimRecord(obs.record, identity, wallNow, leaseDurationMs),
   };
 }
 
-/** The record a leader writes when it steps down: no holder, 1 s duration (client-go's release). */
+/**
+ * The record a leader writes when it steps down (`now` is wall time): no holder, 1 s duration
+ * (client-go's release).
+ */
 export function releaseRecord(old: LeaderElectionRecord, now: number): LeaderElectionRecord {
   const ts = microTime(now);
   return {
