@@ -13,7 +13,7 @@ export function hostHeaderProblem(value: string): string | undefined {
     return 'must have the form host[:port] (letters, digits, ".", "-", "_", or a bracketed IPv6 address)';
   const port = m[1];
   if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) {
-    return 'the port must be a whole number from 1 to 65535';
+    return 'must have the form host[:port] with a port from 1 to 65535';
   }
   return undefined;
 }

@@ -67,8 +67,8 @@ export function findBodyProblem(value: unknown, field = 'body'): BodyProblem | u
     return undefined;
   }
   for (const key of Object.keys(value)) {
+    if (key === '__proto__') return { kind: 'proto-key', field: `${field}["__proto__"]` };
     const at = keyField(field, key);
-    if (key === '__proto__') return { kind: 'proto-key', field: at };
     if (LONE_SURROGATE.test(key)) return { kind: 'lone-surrogate', field: at };
     const p = findBodyProblem((value as Record<string, unknown>)[key], at);
     if (p) return p;
