@@ -192,6 +192,19 @@ describe('a body that never finishes', () => {
   });
 });
 
+describe('errors before the body ended', () => {
+  it('close the connection instead of waiting for the rest of the body', async () => {
+    const socket = await openSocket(m.url);
+    const closed = readUntilClosed(socket);
+    socket.write(
+      `POST /ip_policies HTTP/1.1\r\nHost: ${new URL(m.url).host}\r\nAuthorization: Bearer wrong-key-123456\r\n` +
+        'Service-Version: 2\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"de',
+    );
+    const res = parseRawResponse(await closed);
+    expect([res.status, res.json.error_code, res.headers['connection']]).toEqual([403, 'ERR_104', 'close']);
+  });
+});
+
 describe('connections', () => {
   it('accepts at most max_connections at once, and serves again once one closes', async () => {
     const capped = await startTestMock({ config: { ...twoAccounts, max_connections: 2 } });

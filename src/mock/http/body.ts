@@ -17,12 +17,6 @@ function declaresBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined;
 }
 
-/**
- * An unfinished body cannot be skipped to reach the next request on the connection, so every
- * answer given before the body ended also closes the connection.
- */
-const CLOSE = { connection: 'close' };
-
 function readCapped(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limits.bytes) {
@@ -30,8 +24,6 @@ function readCapped(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
       new MockError(
         'ERR_112',
         `request body of ${declared} bytes is larger than the limit of ${limits.bytes} bytes`,
-        {},
-        CLOSE,
       ),
     );
   }
@@ -51,14 +43,7 @@ function readCapped(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limits.bytes) {
-        done(
-          new MockError(
-            'ERR_112',
-            `request body is larger than the limit of ${limits.bytes} bytes`,
-            {},
-            CLOSE,
-          ),
-        );
+        done(new MockError('ERR_112', `request body is larger than the limit of ${limits.bytes} bytes`));
       } else {
         chunks.push(chunk);
       }
@@ -71,8 +56,6 @@ function readCapped(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
         new MockError(
           'ERR_116',
           `the request body did not arrive within ${limits.timeoutMs} ms (${size} bytes received)`,
-          {},
-          CLOSE,
         ),
       );
     }, limits.timeoutMs);
@@ -123,7 +106,7 @@ export async function readJsonBody(
   limits: BodyLimits,
 ): Promise<unknown> {
   if (BODYLESS.has(method)) {
-    if (declaresBody(req)) throw new MockError('ERR_113', `${method} requests take no body`, {}, CLOSE);
+    if (declaresBody(req)) throw new MockError('ERR_113', `${method} requests take no body`);
     return undefined;
   }
   const raw = await readCapped(req, limits);
