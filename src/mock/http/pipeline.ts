@@ -4,7 +4,8 @@ import type { MockServices } from '../services.js';
 import { readJsonBody } from './body.js';
 import type { RequestContext } from './context.js';
 import { MockError } from './errors.js';
-import { hostHeaderProblem } from './host.js';
+import { authenticateLimited } from './auth.js';
+import { checkHost } from './host.js';
 import { PAGING_PARAMS, parseQuery } from './query.js';
 import { sendError, sendJson } from './reply.js';
 import type { RouteSpec, Router } from './router.js';
@@ -15,34 +16,10 @@ function baseUrlOf(req: IncomingMessage, services: MockServices): string {
   const configured = services.config.public_base_url;
   if (configured) return configured.replace(/\/+$/, '');
   // checkHost has vetted the header: it is host[:port] and nothing else.
-  const host = req.headers.host ?? `${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 80}`;
+  const local = req.socket.localAddress ?? '127.0.0.1';
+  const host =
+    req.headers.host ?? `${local.includes(':') ? `[${local}]` : local}:${req.socket.localPort ?? 80}`;
   return `http://${host}`;
-}
-
-/** One value per header, or a 400 naming it: Node keeps only the first of a repeated Host or Authorization. */
-function singleHeader(req: IncomingMessage, name: string, code: 'ERR_106' | 'ERR_107'): string | undefined {
-  const values = req.headersDistinct[name];
-  if (values && values.length > 1) {
-    throw new MockError(
-      code,
-      `the ${name === 'host' ? 'Host' : 'Authorization'} header was sent ${values.length} times; send it once`,
-      {
-        header: name,
-      },
-    );
-  }
-  return values?.[0];
-}
-
-function checkHost(req: IncomingMessage): void {
-  const host = singleHeader(req, 'host', 'ERR_106');
-  if (host === undefined) return; // HTTP/1.0 without Host: the socket's own address is used
-  const problem = hostHeaderProblem(host);
-  if (problem) {
-    throw new MockError('ERR_106', `the Host header ${problem}; got ${JSON.stringify(host.slice(0, 100))}`, {
-      header: 'host',
-    });
-  }
 }
 
 function checkVersion(req: IncomingMessage): void {
@@ -58,54 +35,6 @@ function checkVersion(req: IncomingMessage): void {
       'ERR_101',
       `Service-Version "${String(v)}" is not supported; supported versions: ${SUPPORTED_VERSION}`,
     );
-  }
-}
-
-/**
- * `Bearer <key>`, the scheme case-insensitive (RFC 9110 §11.1), one or more spaces after it. Keys
- * are any run of non-space characters (config allows that), not only token68.
- */
-const BEARER = /^bearer +(\S+) *$/i;
-
-const AUTH_FAILURES = new Set(['ERR_102', 'ERR_103', 'ERR_104', 'ERR_105', 'ERR_107']);
-
-function authenticate(req: IncomingMessage, services: MockServices): string {
-  const header = singleHeader(req, 'authorization', 'ERR_107');
-  if (header === undefined)
-    throw new MockError('ERR_102', 'the Authorization header is required: "Bearer <API key>"');
-  const match = BEARER.exec(header);
-  if (!match)
-    throw new MockError('ERR_103', 'the Authorization header must have the form "Bearer <API key>"');
-  const key = match[1]!;
-  const account = services.directory.accountForApiKey(key);
-  if (account !== undefined) return account;
-  if (services.directory.accountForAuthtoken(key) !== undefined) {
-    throw new MockError('ERR_105', 'an agent authtoken was sent; the management API needs an API key');
-  }
-  throw new MockError('ERR_104', 'the API key is not valid');
-}
-
-/**
- * Authenticates, counting failures per source address: past the limit, the address gets 429s
- * without its keys being looked at, until the window has room again.
- */
-function authenticateLimited(req: IncomingMessage, services: MockServices): string {
-  const address = req.socket.remoteAddress ?? 'unknown';
-  const locked = services.authFailures.retryAfter(address);
-  if (locked !== undefined) {
-    const { failures, window_seconds } = services.config.auth_failure_limit;
-    throw new MockError(
-      'ERR_161',
-      `too many failed authentications from this address (limit ${failures} per ${window_seconds} s)`,
-      {},
-      { 'retry-after': String(locked) },
-    );
-  }
-  try {
-    return authenticate(req, services);
-  } catch (err) {
-    if (err instanceof MockError && AUTH_FAILURES.has(err.code)) services.authFailures.record(address);
-    throw err;
   }
 }
 
