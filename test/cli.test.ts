@@ -94,4 +94,56 @@ describe('endpoint-binder CLI', () => {
     expect(code).toBe(0);
     expect(out).not.toContain('cli-test-key-1');
   });
+
+  it('keeps the admin interface on loopback when mock-api listens on every interface, and prints usable URLs', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'mock-api',
+        '--host',
+        '0.0.0.0',
+        '--port',
+        '0',
+        '--admin-port',
+        '0',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    try {
+      const listening = await new Promise<{ url: string; admin_url: string; all_interfaces: boolean }>(
+        (resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no banner in: ${out}`)), 20_000);
+          child.stdout.on('data', () => {
+            const line = out.split('\n').find((l) => l.includes('"mock api listening"'));
+            if (line && out.includes('curl ')) {
+              clearTimeout(timer);
+              resolve(JSON.parse(line) as { url: string; admin_url: string; all_interfaces: boolean });
+            }
+          });
+        },
+      );
+      const banner = out.slice(out.indexOf('Mock management API'));
+      expect(banner).not.toContain('0.0.0.0:');
+      expect(banner).toContain('listening on all interfaces');
+      expect(listening.all_interfaces).toBe(true);
+      expect(listening.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(listening.admin_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      // 127.0.0.2 reaches a server bound to every interface, but not one bound to 127.0.0.1 only.
+      const via2 = (u: string) => u.replace('127.0.0.1', '127.0.0.2');
+      expect((await fetch(`${via2(listening.url)}/ip_policies`)).status).toBe(400); // reached: no version header
+      expect((await fetch(`${listening.admin_url}/admin/accounts`)).status).toBe(200);
+      const refused = await fetch(`${via2(listening.admin_url)}/admin/accounts`).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Error);
+    } finally {
+      await new Promise<number | null>((resolve) => {
+        child.on('exit', resolve);
+        child.kill('SIGTERM');
+      });
+    }
+  });
 });

@@ -7,11 +7,15 @@ import { readConfigFile } from './config-file.js';
 import { parseFlags, portFlag } from './flags.js';
 import { ingressFlagSchema, ingressFlagSpec, INGRESS_USAGE, withIngressFlags } from './mock-ingress-flags.js';
 
+/** Addresses that mean "every interface"; never printed as a URL to use. */
+const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
+
 const Flags = z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: portFlag.default(8080),
   config: z.string().optional(),
   'admin-port': portFlag.optional(),
+  'admin-host': z.string().min(1).default('127.0.0.1'),
   'api-key': z.array(z.string()).optional(),
   authtoken: z.array(z.string()).optional(),
   'log-level': z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -48,6 +52,8 @@ Options:
   --port <n>            Port of the public API; 0 lets the OS choose (default 8080)
   --config <file>       YAML or JSON file with accounts, limits and rate limit (see README)
   --admin-port <n>      Also serve the admin interface on this port (off unless given)
+  --admin-host <addr>   Address of the admin interface (default 127.0.0.1, whatever --host is:
+                        the admin interface has no authentication)
   --api-key <key>       An API key of a single account "default" (repeatable; not with --config)
   --authtoken <token>   An agent authtoken of that account (repeatable; not with --config)
   --log-level <level>   fatal|error|warn|info|debug|trace|silent (default info)
@@ -64,6 +70,7 @@ authtoken printed.`,
         port: { type: 'string' },
         config: { type: 'string' },
         'admin-port': { type: 'string' },
+        'admin-host': { type: 'string' },
         'api-key': { type: 'string', multiple: true },
         authtoken: { type: 'string', multiple: true },
         'log-level': { type: 'string' },
@@ -79,11 +86,17 @@ authtoken printed.`,
       port: flags.port,
       logger,
       ...(flags['admin-port'] !== undefined
-        ? { admin: { host: flags.host, port: flags['admin-port'] } }
+        ? { admin: { host: flags['admin-host'], port: flags['admin-port'] } }
         : {}),
     });
     logger.info(
-      { url: api.url, admin_url: api.adminUrl ?? null, accounts: api.accounts.map((a) => a.id) },
+      {
+        url: api.url,
+        host: flags.host,
+        all_interfaces: api.allInterfaces,
+        admin_url: api.adminUrl ?? null,
+        accounts: api.accounts.map((a) => a.id),
+      },
       'mock api listening',
     );
     if (!flags.config && !flags['api-key']) {
@@ -91,8 +104,12 @@ authtoken printed.`,
       process.stdout.write(
         [
           '',
-          `  Mock management API: ${api.url}`,
-          ...(api.adminUrl ? [`  Admin interface:     ${api.adminUrl}`] : []),
+          `  Mock management API: ${api.url}${api.allInterfaces ? ` (listening on all interfaces, --host ${flags.host})` : ''}`,
+          ...(api.adminUrl
+            ? [
+                `  Admin interface:     ${api.adminUrl}${WILDCARD.has(flags['admin-host']) ? ` (listening on all interfaces, --admin-host ${flags['admin-host']}; it has no authentication)` : ''}`,
+              ]
+            : []),
           `  Development API key: ${dev.api_keys[0]}`,
           `  Agent authtoken:     ${dev.authtokens[0] ?? '(none)'}`,
           '',

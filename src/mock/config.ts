@@ -81,6 +81,17 @@ export const MockConfig = z
       .int()
       .min(1024)
       .default(1024 * 1024),
+    /** How long a request body may take to arrive; then a 408 (ERR_116) and the connection closes. */
+    body_timeout_ms: z.number().int().min(10).default(30_000),
+    /** Open connections the public API (and, separately, the admin interface) accepts at once. */
+    max_connections: z.number().int().min(1).default(1024),
+    /** Failed authentications per source address (sliding window); past it, 429 (ERR_161). */
+    auth_failure_limit: z
+      .strictObject({
+        failures: z.number().int().min(1),
+        window_seconds: z.number().positive(),
+      })
+      .default({ failures: 20, window_seconds: 60 }),
     rate_limit: z
       .strictObject({
         requests: z.number().int().min(1),

@@ -14,6 +14,8 @@ export class MockServices {
   readonly ids: IdMinter;
   readonly faults = new FaultInjector();
   readonly rateLimiter: RateLimiter;
+  /** Failed authentications per source address, so API keys cannot be guessed at speed. */
+  readonly authFailures: RateLimiter;
   /** Cross-resource notifications inside the mock (endpoint changes, tunnels going offline, ...). */
   readonly bus = new EventEmitter();
   private readonly states = new Map<string, AccountState>();
@@ -34,6 +36,11 @@ export class MockServices {
     this.rateLimiter = new RateLimiter(
       config.rate_limit.requests,
       config.rate_limit.window_seconds * 1000,
+      now,
+    );
+    this.authFailures = new RateLimiter(
+      config.auth_failure_limit.failures,
+      config.auth_failure_limit.window_seconds * 1000,
       now,
     );
     for (const acct of config.accounts) {

@@ -1,8 +1,9 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
+  ApiOriginError,
   ApiTimeoutError,
   ManagementClient,
   collect,
@@ -10,7 +11,7 @@ import {
   isNotFound,
 } from '../../src/api/client/index.js';
 import { captureLogs } from '../helpers/logs.js';
-import { ACME_KEY, startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
+import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 
 let m: TestMock;
 beforeAll(async () => {
@@ -154,34 +155,73 @@ describe('ManagementClient paging', () => {
     await client.close();
   });
 
-  it('follows next_page_uri exactly as given, even to another host', async () => {
-    // A recording relay stands in for the host the server names in next_page_uri.
-    const seen: string[] = [];
-    let target = '';
-    const relay: Server = createServer((req, res) => {
-      seen.push(req.url ?? '');
-      const up = httpRequest(target + (req.url ?? ''), { method: req.method, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
-      req.pipe(up);
+  it('follows a next_page_uri on its own origin, and refuses one on another origin or with user information', async () => {
+    // A fake API whose first page names `nextUri`, and a recording server standing in for the
+    // foreign origin a poisoned next_page_uri points at.
+    const seenApi: string[] = [];
+    const seenForeign: string[] = [];
+    let nextUri = '';
+    const policy = (n: number) => ({
+      id: `ipp_0000000000000000000000000${n}`,
+      uri: `x/${n}`,
+      created_at: '2026-01-01T00:00:00Z',
     });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-    const mock = await startTestMock({ config: { ...twoAccounts, public_base_url: relayUrl } });
-    target = mock.url;
-    try {
-      for (let i = 0; i < 5; i++) await mock.client.ipPolicies.create({});
-      const all = await collect(
-        new ManagementClient({ baseUrl: mock.url, apiKey: ACME_KEY }).ipPolicies.list({ limit: 2 }),
+    const api: Server = createServer((req, res) => {
+      seenApi.push(req.url ?? '');
+      const first = !(req.url ?? '').includes('before_id');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          ip_policies: [policy(first ? 1 : 2)],
+          uri: 'x',
+          next_page_uri: first ? nextUri : null,
+        }),
       );
-      expect(all).toHaveLength(5);
-      expect(seen).toHaveLength(2); // pages 2 and 3 went where next_page_uri pointed
-      expect(seen.every((u) => u.startsWith('/ip_policies?limit=2&before_id=ipp_'))).toBe(true);
+    });
+    const foreign: Server = createServer((req, res) => {
+      seenForeign.push(`${req.url ?? ''} ${req.headers.authorization ?? ''}`);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ip_policies":[],"uri":"x","next_page_uri":null}');
+    });
+    const listenOn = async (srv: Server) => {
+      await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+      return (srv.address() as AddressInfo).port;
+    };
+    const apiPort = await listenOn(api);
+    const foreignPort = await listenOn(foreign);
+    const client = new ManagementClient({
+      baseUrl: `http://127.0.0.1:${apiPort}`,
+      apiKey: ACME_KEY,
+      retry: { retries: 0 },
+    });
+    const listAll = () => collect(client.ipPolicies.list({ limit: 1 }));
+    try {
+      nextUri = `http://127.0.0.1:${apiPort}/ip_policies?limit=1&before_id=ipp_1`;
+      expect((await listAll()).map((p) => p.id)).toEqual([policy(1).id, policy(2).id]);
+      expect(seenApi).toHaveLength(2);
+
+      for (const poisoned of [
+        `http://127.0.0.1:${foreignPort}/ip_policies?limit=1&before_id=ipp_1`, // another port
+        `http://localhost:${apiPort}/ip_policies?limit=1&before_id=ipp_1`, // another host name
+        `https://127.0.0.1:${apiPort}/ip_policies?limit=1&before_id=ipp_1`, // another scheme
+        `http://evil@127.0.0.1:${apiPort}/ip_policies?limit=1&before_id=ipp_1`, // user information
+      ]) {
+        nextUri = poisoned;
+        seenApi.length = 0;
+        const err = await listAll().catch((e: unknown) => e);
+        expect(err, poisoned).toBeInstanceOf(ApiOriginError);
+        expect((err as ApiOriginError).expectedOrigin).toBe(`http://127.0.0.1:${apiPort}`);
+        expect((err as Error).message).toContain('refusing to follow');
+        expect((err as Error).message).not.toContain('evil@');
+        expect(seenApi).toHaveLength(1); // only the first page was fetched
+      }
+      expect(seenForeign).toEqual([]); // the key never left for the other origin
     } finally {
-      await mock.close();
-      relay.closeAllConnections();
-      await new Promise<void>((r) => relay.close(() => r()));
+      await client.close();
+      for (const srv of [api, foreign]) {
+        srv.closeAllConnections();
+        await new Promise<void>((r) => srv.close(() => r()));
+      }
     }
   });
 });

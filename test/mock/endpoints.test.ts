@@ -200,6 +200,20 @@ describe('endpoints: URL rules through the API', () => {
     expect((await listAll()).length).toBe(before);
   });
 
+  // Rule 3 as the spec states it: two RFC 1123 labels. A WHATWG URL parser reads the first two
+  // as the IPv4 address 1.0.0.2, and a Service name must start with a letter, so a cluster
+  // cannot hold them; the API still accepts them and the controller reports them as invalid-url
+  // (docs/api/endpoints-and-operators.md).
+  it.each([['http://1.2'], ['http://0x1.2'], ['http://9svc.ns'], ['tcp://1.2:5432']])(
+    "%s passes the API's rule 3 though no cluster can hold it",
+    async (url) => {
+      const ep = await m.client.endpoints.create({ url, bindings: ['kubernetes'] });
+      expect(ep.url).toBe(url.includes(':5432') ? url : `${url}:80`);
+      expect(ep.host).toBe(url.replace(/^\w+:\/\//, '').replace(/:\d+$/, ''));
+      await m.client.endpoints.delete(ep.id);
+    },
+  );
+
   it('applies the rules to PATCH too, leaving the endpoint unchanged', async () => {
     const ep = await m.client.endpoints.create({ url: freshUrl(), bindings: ['kubernetes'] });
     const res = await m.raw('PATCH', `/endpoints/${ep.id}`, { body: { url: 'https://x.y' } });

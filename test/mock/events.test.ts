@@ -164,6 +164,27 @@ describe('operator event stream', () => {
     await s.ended;
   });
 
+  it('replays far more than the slow-reader limit to a client that reads, then says ready, then goes live', async () => {
+    const { m, op, stream } = await setup({ max_buffered_bytes: 64 * 1024, retention: 1000 });
+    const ep = await m.client.endpoints.create({
+      url: 'http://big.ns',
+      bindings: ['kubernetes'],
+      metadata: 'x'.repeat(4000),
+    });
+    const record = m.api.services.state('acme').collection('endpoints').get(ep.id)!;
+    const hub = operatorEventHub(m.api.services);
+    // 400 events of ~4 KB: about 1.6 MB, 25 times the limit, all after the id the client resumes from.
+    for (let i = 0; i < 400; i++) hub.record('acme', 'endpoint.updated', record);
+    const s = await stream({ 'last-event-id': '1' });
+    const got = await s.take(401, 20_000);
+    expect(got.slice(0, 400).map((x) => Number(x.id))).toEqual(Array.from({ length: 400 }, (_, i) => i + 2));
+    expect([got[400]!.event, got[400]!.id]).toEqual(['ready', '401']);
+    await m.client.endpoints.update(ep.id, { description: 'live' });
+    const live = await s.next();
+    expect([live.event, live.id]).toEqual(['endpoint.updated', '402']);
+    expect(hub.streamCount(op.id)).toBe(1);
+  });
+
   it('drops the stream of a client that stopped reading instead of buffering without end', async () => {
     const { m, op } = await setup({ max_buffered_bytes: 64 * 1024 });
     const hub = operatorEventHub(m.api.services);

@@ -65,6 +65,23 @@ export class ApiResponseError extends Error {
   }
 }
 
+/**
+ * The server handed back a URL (a `next_page_uri`) on another origin than the client's base URL,
+ * or with user information in it. Following it would send the API key there, so it is refused.
+ */
+export class ApiOriginError extends Error {
+  override name = 'ApiOriginError';
+  constructor(
+    /** The refused URL, without any user information. */
+    readonly url: string,
+    readonly expectedOrigin: string,
+  ) {
+    super(
+      `refusing to follow ${url}: it is not on the API's origin ${expectedOrigin}, and the API key is only ever sent there`,
+    );
+  }
+}
+
 /** No response arrived within the per-attempt timeout (retried for idempotent calls). */
 export class ApiTimeoutError extends Error {
   override name = 'ApiTimeoutError';

@@ -6,7 +6,14 @@ import { KubernetesOperatorsApi } from './resources/kubernetes-operators.js';
 import { TunnelsApi } from './resources/tunnels.js';
 import { Transport, type TransportOptions } from './transport.js';
 
-export { ApiError, ApiResponseError, ApiTimeoutError, isNotFound, hasErrorCode } from './errors.js';
+export {
+  ApiError,
+  ApiOriginError,
+  ApiResponseError,
+  ApiTimeoutError,
+  isNotFound,
+  hasErrorCode,
+} from './errors.js';
 export type { TransportOptions as ManagementClientOptions, CallOptions } from './transport.js';
 export { collect } from './paging.js';
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { silentLogger, type Logger } from '../../log/logger.js';
-import { ApiError, ApiResponseError, ApiTimeoutError } from './errors.js';
+import { ApiError, ApiOriginError, ApiResponseError, ApiTimeoutError } from './errors.js';
 import {
   DEFAULT_RETRY,
   isIdempotent,
@@ -66,6 +66,7 @@ function isNetworkError(err: unknown): boolean {
  */
 export class Transport {
   private readonly baseUrl: string;
+  private readonly origin: string;
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
   private readonly dispatcher: Dispatcher;
@@ -73,14 +74,26 @@ export class Transport {
 
   constructor(private readonly opts: TransportOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.origin = new URL(this.baseUrl).origin;
     this.retry = { ...DEFAULT_RETRY, ...opts.retry };
     this.log = opts.logger ?? silentLogger();
     this.ownsDispatcher = opts.dispatcher === undefined;
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 10_000 });
   }
 
+  /**
+   * The absolute URL of a path, or of an absolute URL the server gave (a `next_page_uri`), which
+   * must be on the base URL's origin (scheme, host and port) and carry no user information:
+   * the Authorization header goes wherever this URL points.
+   */
   url(path: string, query?: RequestSpec<undefined>['query']): string {
-    const u = /^https?:\/\//.test(path) ? new URL(path) : new URL(this.baseUrl + path);
+    const u = /^[a-z][a-z0-9+.-]*:/i.test(path) ? new URL(path) : new URL(this.baseUrl + path);
+    // Checked for relative paths too: "@evil.example/x" appended to the base URL is a userinfo.
+    if (u.origin !== this.origin || u.username !== '' || u.password !== '') {
+      u.username = '';
+      u.password = '';
+      throw new ApiOriginError(u.toString(), this.origin);
+    }
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u.toString();
   }

@@ -52,6 +52,10 @@ export const edgeCodes = {
   ERR_391: { status: 400, title: 'A header value contains a control character.' },
   ERR_392: { status: 400, title: 'A header is added twice (header names are case-insensitive).' },
   ERR_393: { status: 400, title: 'backend names a backend that does not exist in this account.' },
+  ERR_394: {
+    status: 400,
+    title: 'traffic_policy.value is over 65536 bytes or nests deeper than 64 levels.',
+  },
   ERR_395: { status: 400, title: 'A user_agent_filter entry is not a valid regular expression.' },
   ERR_396: { status: 400, title: 'traffic_policy.value is not a JSON or YAML object.' },
   ERR_397: { status: 400, title: 'ip_restriction names an IP policy that does not exist in this account.' },

@@ -33,7 +33,10 @@ export async function handleAdminRequest(
         { allow: match.allow.join(', ') },
       );
     }
-    const body = await readJsonBody(req, method, services.config.body_limit_bytes);
+    const body = await readJsonBody(req, method, {
+      bytes: services.config.body_limit_bytes,
+      timeoutMs: services.config.body_timeout_ms,
+    });
     const reply = await match.route.handler({
       params: match.params,
       body,

@@ -22,7 +22,8 @@ function requestedLastId(ctx: RequestContext): string | undefined {
 /**
  * Serves an operator's notification stream (text/event-stream):
  *
- * 1. with a Last-Event-ID the log still covers, every later event is replayed;
+ * 1. with a Last-Event-ID the log still covers, every later event is replayed, at the pace the
+ *    client reads (only a client that stops reading is dropped, never a long replay);
  * 2. then `ready` (id = newest event id): the stream is live; or, when the id is older than the
  *    log keeps, newer than any event or not a number, `resync` (id = newest event id) instead,
  *    and the client must relist;
@@ -48,26 +49,39 @@ export function serveEventStream(ctx: RequestContext, opts: StreamOptions): 'str
 
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
-  const write = (chunk: string): void => {
-    if (closed) return;
-    res.write(chunk);
+  /** Live events that arrived while the replay was still being written; sent after `ready`. */
+  let backlog: { events: EndpointEvent[]; bytes: number } | undefined = { events: [], bytes: 0 };
+  const dropSlowReader = (buffered: number): void => {
+    ctx.log.warn(
+      { operator: opts.operatorId, buffered_bytes: buffered },
+      'event stream dropped: client not reading',
+    );
+    stream.close();
+    res.destroy();
+  };
+  /** Writes one frame; true when the socket wants no more until 'drain'. */
+  const write = (chunk: string): boolean => {
+    if (closed) return false;
+    const full = !res.write(chunk);
     heartbeat?.refresh();
     // A client that stops reading must not make the server buffer without end: drop the
     // stream; the client reconnects with Last-Event-ID and gets a replay or a resync.
-    if (res.writableLength > cfg.max_buffered_bytes) {
-      ctx.log.warn(
-        { operator: opts.operatorId, buffered_bytes: res.writableLength },
-        'event stream dropped: client not reading',
-      );
-      stream.close();
-      res.destroy();
-    }
+    if (res.writableLength > cfg.max_buffered_bytes) dropSlowReader(res.writableLength);
+    return full;
   };
-  const sendEvent = (event: EndpointEvent): void => {
-    write(formatSseEvent({ id: event.id, event: event.type, data: JSON.stringify(opts.renderEvent(event)) }));
-  };
+  const frameOf = (event: EndpointEvent): string =>
+    formatSseEvent({ id: event.id, event: event.type, data: JSON.stringify(opts.renderEvent(event)) });
   const onEvent = (event: EndpointEvent): void => {
-    if (event.accountId === account.id) sendEvent(event);
+    if (event.accountId !== account.id) return;
+    if (!backlog) {
+      write(frameOf(event));
+      return;
+    }
+    backlog.events.push(event);
+    backlog.bytes += Buffer.byteLength(JSON.stringify(event.endpoint));
+    if (backlog.bytes + res.writableLength > cfg.max_buffered_bytes) {
+      dropSlowReader(backlog.bytes + res.writableLength);
+    }
   };
   const stream: OpenStream = {
     operatorId: opts.operatorId,
@@ -75,6 +89,7 @@ export function serveEventStream(ctx: RequestContext, opts: StreamOptions): 'str
     close() {
       if (closed) return;
       closed = true;
+      backlog = undefined;
       services.bus.off(ENDPOINT_EVENT, onEvent);
       if (heartbeat) clearTimeout(heartbeat);
       hub.remove(stream);
@@ -102,18 +117,13 @@ export function serveEventStream(ctx: RequestContext, opts: StreamOptions): 'str
       reason = /^\d+$/.test(requested) && Number.isSafeInteger(n) && n <= head ? 'expired' : 'unknown';
     }
   }
-  for (const event of replay ?? []) sendEvent(event);
-  if (reason) {
-    write(
-      formatSseEvent({
+  const opening = reason
+    ? formatSseEvent({
         id: head,
         event: 'resync',
         data: JSON.stringify({ reason, requested_id: requested, last_event_id: head }),
-      }),
-    );
-  } else {
-    write(formatSseEvent({ id: head, event: 'ready', data: JSON.stringify({ last_event_id: head }) }));
-  }
+      })
+    : formatSseEvent({ id: head, event: 'ready', data: JSON.stringify({ last_event_id: head }) });
   heartbeat = setTimeout(function beat() {
     if (closed) return;
     res.write(formatSseComment('heartbeat'));
@@ -121,6 +131,37 @@ export function serveEventStream(ctx: RequestContext, opts: StreamOptions): 'str
     heartbeat.unref();
   }, cfg.heartbeat_ms);
   heartbeat.unref();
+  void replayThenGoLive(replay ?? [], opening);
+
+  /**
+   * The replay may be far larger than the slow-reader limit (a Last-Event-ID thousands of events
+   * back), so it is written at the client's pace: after each frame the socket refuses, wait for
+   * 'drain'. Live events meanwhile wait in `backlog` (bounded by the same limit) and follow
+   * `ready` in order, so none is lost or sent twice.
+   */
+  async function replayThenGoLive(events: EndpointEvent[], last: string): Promise<void> {
+    for (const event of events) {
+      if (closed) return;
+      if (write(frameOf(event))) await drained();
+    }
+    write(last);
+    while (!closed && backlog && backlog.events.length > 0) {
+      const pending = backlog.events;
+      backlog = { events: [], bytes: 0 };
+      for (const event of pending) if (write(frameOf(event))) await drained();
+    }
+    backlog = undefined;
+  }
+
+  function drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        res.off('drain', done).off('close', done);
+        resolve();
+      };
+      res.on('drain', done).on('close', done);
+    });
+  }
   ctx.log.debug({ operator: opts.operatorId, requested, head, resync: reason }, 'event stream opened');
   return 'streamed';
 }

@@ -4,6 +4,8 @@ import type { MockServices } from '../services.js';
 import { readJsonBody } from './body.js';
 import type { RequestContext } from './context.js';
 import { MockError } from './errors.js';
+import { authenticateLimited } from './auth.js';
+import { checkHost } from './host.js';
 import { PAGING_PARAMS, parseQuery } from './query.js';
 import { sendError, sendJson } from './reply.js';
 import type { RouteSpec, Router } from './router.js';
@@ -13,7 +15,10 @@ export const SUPPORTED_VERSION = '2';
 function baseUrlOf(req: IncomingMessage, services: MockServices): string {
   const configured = services.config.public_base_url;
   if (configured) return configured.replace(/\/+$/, '');
-  const host = req.headers.host ?? `${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 80}`;
+  // checkHost has vetted the header: it is host[:port] and nothing else.
+  const local = req.socket.localAddress ?? '127.0.0.1';
+  const host =
+    req.headers.host ?? `${local.includes(':') ? `[${local}]` : local}:${req.socket.localPort ?? 80}`;
   return `http://${host}`;
 }
 
@@ -31,22 +36,6 @@ function checkVersion(req: IncomingMessage): void {
       `Service-Version "${String(v)}" is not supported; supported versions: ${SUPPORTED_VERSION}`,
     );
   }
-}
-
-function authenticate(req: IncomingMessage, services: MockServices): string {
-  const header = req.headers.authorization;
-  if (header === undefined)
-    throw new MockError('ERR_102', 'the Authorization header is required: "Bearer <API key>"');
-  const match = /^Bearer ([^\s]+)$/.exec(header);
-  if (!match)
-    throw new MockError('ERR_103', 'the Authorization header must have the form "Bearer <API key>"');
-  const key = match[1]!;
-  const account = services.directory.accountForApiKey(key);
-  if (account !== undefined) return account;
-  if (services.directory.accountForAuthtoken(key) !== undefined) {
-    throw new MockError('ERR_105', 'an agent authtoken was sent; the management API needs an API key');
-  }
-  throw new MockError('ERR_104', 'the API key is not valid');
 }
 
 function checkPathIds(route: RouteSpec, params: Record<string, string>): void {
@@ -87,8 +76,8 @@ function applyFault(services: MockServices, path: string, res: ServerResponse, o
 }
 
 /**
- * One public API request, in the order the real service checks things: route, version, auth,
- * rate limit, query, path ids, body; then the handler. Every failure is an error body with the
+ * One public API request, in the order the real service checks things: Host, route, version,
+ * auth (with its per-address failure limit), rate limit, query, path ids, body; then the handler. Every failure is an error body with the
  * operation id in `details` and in the `operation-id` header.
  */
 export async function handlePublicRequest(
@@ -107,6 +96,7 @@ export async function handlePublicRequest(
   let accountId: string | undefined;
   try {
     if (state.shuttingDown) throw new MockError('ERR_171', 'the server is shutting down');
+    checkHost(req);
     const match = router.match(method, path);
     if (match.kind === 'no-path') throw new MockError('ERR_151', `no operation at ${path}`, { path });
     if (match.kind === 'wrong-method') {
@@ -120,7 +110,7 @@ export async function handlePublicRequest(
       );
     }
     checkVersion(req);
-    accountId = authenticate(req, services);
+    accountId = authenticateLimited(req, services);
     if (applyFault(services, path, res, operationId)) return;
     const retryAfter = services.rateLimiter.take(accountId);
     if (retryAfter !== undefined) {
@@ -140,7 +130,10 @@ export async function handlePublicRequest(
       ...(route.paged ? PAGING_PARAMS : []),
     ]);
     checkPathIds(route, match.params);
-    const body = await readJsonBody(req, method, services.config.body_limit_bytes);
+    const body = await readJsonBody(req, method, {
+      bytes: services.config.body_limit_bytes,
+      timeoutMs: services.config.body_timeout_ms,
+    });
     const ctx: RequestContext = {
       method,
       path,

@@ -20,7 +20,13 @@ export function sendJson(
   res.end(text);
 }
 
+/**
+ * Answers with the API's error body. An error given before the request body ended (too large,
+ * too slow, refused before reading) also closes the connection: the rest of that body cannot be
+ * skipped reliably to reach a next request, and must not hold the connection open.
+ */
 export function sendError(res: ServerResponse, err: MockError, operationId: string): void {
+  if (!res.req.complete) res.setHeader('connection', 'close');
   const body: ErrorBody = {
     error_code: err.code,
     status_code: err.status,

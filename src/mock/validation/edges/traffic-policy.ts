@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import type { EndpointTrafficPolicyInput } from '../../../api/schemas/modules/traffic-policy.js';
+import { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_NESTING, documentLimitViolation } from '../document-limits.js';
 import { fieldError } from './field-error.js';
 
 function parseDocument(text: string): { value: unknown } | { error: string } {
@@ -15,8 +16,26 @@ function parseDocument(text: string): { value: unknown } | { error: string } {
   }
 }
 
-/** `value` must parse as JSON or YAML into an object (a mapping, not a list or scalar). */
+/**
+ * `value` must parse as JSON or YAML into an object (a mapping, not a list or scalar). Size and
+ * nesting are checked first, so no parser ever sees a document that could exhaust the process.
+ */
 export function validateTrafficPolicy(input: EndpointTrafficPolicyInput, field: string): void {
+  const violation = documentLimitViolation(input.value);
+  if (violation?.rule === 'size') {
+    throw fieldError(
+      'ERR_394',
+      `${field}.value`,
+      `is ${violation.bytes} bytes of UTF-8; a policy document may have at most ${MAX_DOCUMENT_BYTES}`,
+    );
+  }
+  if (violation?.rule === 'nesting') {
+    throw fieldError(
+      'ERR_394',
+      `${field}.value`,
+      `nests deeper than ${MAX_DOCUMENT_NESTING} levels (flow brackets and block indentation levels count)`,
+    );
+  }
   const parsed = parseDocument(input.value);
   if ('error' in parsed) {
     throw fieldError('ERR_396', `${field}.value`, `is neither valid JSON nor valid YAML: ${parsed.error}`);
