@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { api, useSim } from '../kubesim/helpers.js';
 import { REQUIRED, helmTool, render } from './helm.js';
 import { kubesimRulesFor } from './rbac.js';
+import { renderForTarget } from '../e2e/chart-configs.js';
 
 if ('skip' in helmTool) process.stdout.write(`helm chart RBAC tests skipped: ${helmTool.skip}\n`);
 
@@ -149,5 +150,24 @@ describe.skipIf('skip' in helmTool)('RBAC against kubesim’s authorizer', () =>
     expect(await as('uninstall', 'GET', '/api/v1/services')).toBe(200);
     expect(await as('uninstall', 'POST', '/api/v1/namespaces/apps/services', svc('y'))).toBe(403);
     expect(await as('uninstall', 'DELETE', '/api/v1/namespaces/apps/services/web')).toBe(200);
+  });
+});
+
+describe.skipIf('skip' in helmTool)('renderForTarget (for a local-process e2e target)', () => {
+  it('extracts the config files and each component’s rules from the chart', async () => {
+    const r = await renderForTarget(
+      { ...REQUIRED, bindings: { endpointSelector: 'endpoint.port == 80' } },
+      {
+        release: 'eb',
+        namespace: 'ops',
+      },
+    );
+    expect(r.controllerYaml).toContain('endpointSelector: endpoint.port == 80');
+    expect(r.forwarderYaml).toContain('releaseName: eb');
+    expect(r.rules.forwarder).toEqual([
+      { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'], namespaces: ['ops'] },
+    ]);
+    expect(r.rules.uninstall[0]?.verbs).toEqual(['get', 'list', 'delete', 'update']);
+    expect(r.rules.controller.length).toBe(5);
   });
 });

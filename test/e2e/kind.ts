@@ -108,13 +108,17 @@ function mockManifests(image: string, cert: string, key: string): string {
         '--ingress-advertise',
         `mock-api.${MOCK_NS}.svc:9443`,
       ],
-      volumeMounts: [{ name: 'tls', mountPath: '/tls', readOnly: true }],
+      volumeMounts: [
+        { name: 'tls', mountPath: '/tls', readOnly: true },
+        { name: 'tmp', mountPath: '/tmp' },
+      ],
       securityContext: container,
       readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 2 },
     }),
     deployment('echo', image, {
       // The upstream: every byte back, half-close respected.
       command: ['node', '-e', "require('net').createServer({allowHalfOpen:true},s=>s.pipe(s)).listen(7000)"],
+      volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
       securityContext: container,
       readinessProbe: { tcpSocket: { port: 7000 }, periodSeconds: 2 },
     }),
@@ -138,9 +142,10 @@ function mockManifests(image: string, cert: string, key: string): string {
           spec: {
             ...restricted,
             containers: [{ name, image: img, imagePullPolicy: 'IfNotPresent', ...c }],
-            ...(name === 'mock-api'
-              ? { volumes: [{ name: 'tls', secret: { secretName: 'ingress-tls' } }] }
-              : {}),
+            volumes: [
+              { name: 'tmp', emptyDir: {} },
+              ...(name === 'mock-api' ? [{ name: 'tls', secret: { secretName: 'ingress-tls' } }] : []),
+            ],
           },
         },
       },
