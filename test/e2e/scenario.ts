@@ -28,6 +28,8 @@ const SECOND = { name: 'echo2', port: 7001 };
 export interface ScenarioOptions {
   /** Bounds every wait of one step. */
   stepTimeoutMs?: number;
+  /** Bounds setup (a kind cluster and an image build take minutes). */
+  setupTimeoutMs?: number;
 }
 
 export function defineScenario(
@@ -36,6 +38,8 @@ export function defineScenario(
   opts: ScenarioOptions = {},
 ): void {
   const wait = { timeoutMs: opts.stepTimeoutMs ?? 240_000, intervalMs: 2_000 };
+  // A step waits for a few conditions in turn and may install or uninstall once.
+  const stepTimeout = 4 * wait.timeoutMs + 10 * 60_000;
 
   describe.sequential(title, () => {
     let t: E2eTarget;
@@ -96,104 +100,132 @@ export function defineScenario(
         .filter((o) => o.deployment.name === t.release && o.deployment.namespace === t.namespace)
         .map((o) => o.id);
 
-    beforeAll(async () => {
-      t = await setup();
-      [nsA = 'apps', nsB = 'other'] = t.appNamespaces;
-      api = new ManagementClient({ baseUrl: t.api.baseUrl, apiKey: t.api.apiKey, retry: { retries: 3 } });
-      core = t.kubeConfig().makeApiClient(CoreV1Api);
-      for (const [ep, ns] of [
-        [FIRST, nsA],
-        [SECOND, nsB],
-      ] as const) {
-        const created = await api.endpoints.create({
-          url: `tcp://${ep.name}.${ns}:${ep.port}`,
-          bindings: ['kubernetes'],
-          upstream_url: t.echoUpstream,
-          description: 'endpoint-binder e2e',
-          metadata: JSON.stringify({ e2e: ep.name, note: 'a, "quoted" value' }),
-        });
-        ids[ep.name] = created.id;
-      }
-    });
+    beforeAll(
+      async () => {
+        t = await setup();
+        [nsA = 'apps', nsB = 'other'] = t.appNamespaces;
+        api = new ManagementClient({ baseUrl: t.api.baseUrl, apiKey: t.api.apiKey, retry: { retries: 3 } });
+        core = t.kubeConfig().makeApiClient(CoreV1Api);
+        for (const [ep, ns] of [
+          [FIRST, nsA],
+          [SECOND, nsB],
+        ] as const) {
+          const created = await api.endpoints.create({
+            url: `tcp://${ep.name}.${ns}:${ep.port}`,
+            bindings: ['kubernetes'],
+            upstream_url: t.echoUpstream,
+            description: 'endpoint-binder e2e',
+            metadata: JSON.stringify({ e2e: ep.name, note: 'a, "quoted" value' }),
+          });
+          ids[ep.name] = created.id;
+        }
+      },
+      opts.setupTimeoutMs ?? 30 * 60_000,
+    );
 
-    afterAll(async () => {
-      for (const id of Object.values(ids)) await api?.endpoints.delete(id).catch(() => undefined);
-      await api?.close();
-      await t?.close();
-    });
+    afterAll(
+      async () => {
+        for (const id of Object.values(ids)) await api?.endpoints.delete(id).catch(() => undefined);
+        await api?.close();
+        await t?.close();
+      },
+      opts.setupTimeoutMs ?? 30 * 60_000,
+    );
 
-    it('installs the chart and projects the selected endpoint as an alias and an internal Service', async () => {
-      await t.install(values({ bindings: { endpointSelector: `endpoint.namespace == "${nsA}"` } }));
-      const { alias, internal } = await projected(nsA, FIRST.name, ids[FIRST.name]!);
-      expect(alias.spec?.type).toBe('ExternalName');
-      expect(alias.spec?.externalName).toBe(`${internal.metadata?.name}.${t.namespace}.svc.cluster.local`);
-      expect(internal.metadata?.namespace).toBe(t.namespace);
-      expect(internal.spec?.ports?.map((p) => p.port)).toEqual([FIRST.port]);
-      // The other endpoint is not selected: nothing of it in the cluster.
-      expect(await readService(nsB, SECOND.name)).toBeUndefined();
-      expect(await registered()).toHaveLength(1);
-    });
+    it(
+      'installs the chart and projects the selected endpoint as an alias and an internal Service',
+      async () => {
+        await t.install(values({ bindings: { endpointSelector: `endpoint.namespace == "${nsA}"` } }));
+        const { alias, internal } = await projected(nsA, FIRST.name, ids[FIRST.name]!);
+        expect(alias.spec?.type).toBe('ExternalName');
+        expect(alias.spec?.externalName).toBe(`${internal.metadata?.name}.${t.namespace}.svc.cluster.local`);
+        expect(internal.metadata?.namespace).toBe(t.namespace);
+        expect(internal.spec?.ports?.map((p) => p.port)).toEqual([FIRST.port]);
+        // The other endpoint is not selected: nothing of it in the cluster.
+        expect(await readService(nsB, SECOND.name)).toBeUndefined();
+        expect(await registered()).toHaveLength(1);
+      },
+      stepTimeout,
+    );
 
-    it('carries a connection from a pod to name.namespace:port through to the upstream', async () => {
-      await roundTrip(`${FIRST.name}.${nsA}`, FIRST.port);
-    });
+    it(
+      'carries a connection from a pod to name.namespace:port through to the upstream',
+      async () => {
+        await roundTrip(`${FIRST.name}.${nsA}`, FIRST.port);
+      },
+      stepTimeout,
+    );
 
-    it('follows a changed selector on helm upgrade: the newly selected appears, the other goes', async () => {
-      // A selector with quotes and a comma, as a user would write it in values.yaml.
-      await t.upgrade(
-        values({
-          bindings: { endpointSelector: `endpoint.namespace in ["${nsB}", "none"] && endpoint.port > 0` },
-        }),
-      );
-      await projected(nsB, SECOND.name, ids[SECOND.name]!);
-      await waitFor(
-        `${FIRST.name}.${nsA} removed`,
-        async () => ((await readService(nsA, FIRST.name)) ? undefined : true),
-        wait,
-      );
-      const internals = (await owned()).filter((s) => s.metadata?.labels?.[ROLE_LABEL] === ROLE_INTERNAL);
-      expect(internals.map((s) => s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION])).toEqual([
-        ids[SECOND.name],
-      ]);
-      await roundTrip(`${SECOND.name}.${nsB}`, SECOND.port);
-    });
+    it(
+      'follows a changed selector on helm upgrade: the newly selected appears, the other goes',
+      async () => {
+        // A selector with quotes and a comma, as a user would write it in values.yaml.
+        await t.upgrade(
+          values({
+            bindings: { endpointSelector: `endpoint.namespace in ["${nsB}", "none"] && endpoint.port > 0` },
+          }),
+        );
+        await projected(nsB, SECOND.name, ids[SECOND.name]!);
+        await waitFor(
+          `${FIRST.name}.${nsA} removed`,
+          async () => ((await readService(nsA, FIRST.name)) ? undefined : true),
+          wait,
+        );
+        const internals = (await owned()).filter((s) => s.metadata?.labels?.[ROLE_LABEL] === ROLE_INTERNAL);
+        expect(internals.map((s) => s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION])).toEqual([
+          ids[SECOND.name],
+        ]);
+        await roundTrip(`${SECOND.name}.${nsB}`, SECOND.port);
+      },
+      stepTimeout,
+    );
 
-    it('keeps the Services, marked orphaned, and the registration on uninstall with policy retain', async () => {
-      const selector = `endpoint.namespace == "${nsB}"`;
-      await t.upgrade(values({ bindings: { endpointSelector: selector }, uninstall: { policy: 'retain' } }));
-      const before = (await owned()).map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort();
-      expect(before.length).toBe(2);
-      await t.uninstall();
-      const after = await owned();
-      expect(after.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort()).toEqual(before);
-      for (const s of after)
-        expect(s.metadata?.annotations?.[ORPHANED_ANNOTATION], s.metadata?.name).toBeTruthy();
-      expect(await registered()).toHaveLength(1);
-    });
+    it(
+      'keeps the Services, marked orphaned, and the registration on uninstall with policy retain',
+      async () => {
+        const selector = `endpoint.namespace == "${nsB}"`;
+        await t.upgrade(
+          values({ bindings: { endpointSelector: selector }, uninstall: { policy: 'retain' } }),
+        );
+        const before = (await owned()).map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort();
+        expect(before.length).toBe(2);
+        await t.uninstall();
+        const after = await owned();
+        expect(after.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort()).toEqual(before);
+        for (const s of after)
+          expect(s.metadata?.annotations?.[ORPHANED_ANNOTATION], s.metadata?.name).toBeTruthy();
+        expect(await registered()).toHaveLength(1);
+      },
+      stepTimeout,
+    );
 
-    it('adopts retained Services on a new install, and removes everything on uninstall with policy delete', async () => {
-      await t.install(
-        values({
-          bindings: { endpointSelector: `endpoint.namespace == "${nsB}"` },
-          uninstall: { policy: 'delete' },
-        }),
-      );
-      await waitFor(
-        'the orphaned marks cleared by the new install',
-        async () => {
-          const svcs = await owned();
-          return svcs.length === 2 && svcs.every((s) => !s.metadata?.annotations?.[ORPHANED_ANNOTATION])
-            ? true
-            : undefined;
-        },
-        wait,
-      );
-      await roundTrip(`${SECOND.name}.${nsB}`, SECOND.port);
-      await t.uninstall();
-      expect(await owned()).toEqual([]);
-      expect(await readService(nsB, SECOND.name)).toBeUndefined();
-      expect(await registered()).toEqual([]);
-    });
+    it(
+      'adopts retained Services on a new install, and removes everything on uninstall with policy delete',
+      async () => {
+        await t.install(
+          values({
+            bindings: { endpointSelector: `endpoint.namespace == "${nsB}"` },
+            uninstall: { policy: 'delete' },
+          }),
+        );
+        await waitFor(
+          'the orphaned marks cleared by the new install',
+          async () => {
+            const svcs = await owned();
+            return svcs.length === 2 && svcs.every((s) => !s.metadata?.annotations?.[ORPHANED_ANNOTATION])
+              ? true
+              : undefined;
+          },
+          wait,
+        );
+        await roundTrip(`${SECOND.name}.${nsB}`, SECOND.port);
+        await t.uninstall();
+        expect(await owned()).toEqual([]);
+        expect(await readService(nsB, SECOND.name)).toBeUndefined();
+        expect(await registered()).toEqual([]);
+      },
+      stepTimeout,
+    );
   });
 }
 
