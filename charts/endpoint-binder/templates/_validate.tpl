@@ -1,0 +1,56 @@
+{{/*
+Rules values.schema.json cannot express (they compare two values or depend on each other).
+Rendered from every template through "endpoint-binder.validate"; each failure names the value.
+*/}}
+{{- define "endpoint-binder.validate" -}}
+{{- $errors := list -}}
+{{- if not .Values.api.baseUrl }}
+{{- $errors = append $errors "api.baseUrl: is required (the management API base URL, e.g. https://api.example.com)" }}
+{{- end }}
+{{- $min := int .Values.bindings.portRange.min -}}
+{{- $max := int .Values.bindings.portRange.max -}}
+{{- if gt $min $max }}
+{{- $errors = append $errors (printf "bindings.portRange: min (%d) must not be greater than max (%d)" $min $max) }}
+{{- end }}
+{{- $fp := int .Values.forwarder.port -}}
+{{- if and .Values.bindings.enabled (ge $fp $min) (le $fp $max) }}
+{{- $errors = append $errors (printf "forwarder.port: %d lies inside bindings.portRange %d-%d; the forwarder listens on every port of the range, so its http port must be outside it" $fp $min $max) }}
+{{- end }}
+{{- if not .Values.credentials.existingSecret }}
+{{- if not .Values.credentials.apiKey }}
+{{- $errors = append $errors "credentials.apiKey: is required unless credentials.existingSecret names a Secret with the keys API_KEY and AUTHTOKEN" }}
+{{- end }}
+{{- if and .Values.bindings.enabled (not .Values.credentials.authtoken) }}
+{{- $errors = append $errors "credentials.authtoken: is required when bindings.enabled is true, unless credentials.existingSecret is set" }}
+{{- end }}
+{{- end }}
+{{- if and .Values.bindings.ingress.caBundle .Values.bindings.ingress.caConfigMap.name }}
+{{- $errors = append $errors "bindings.ingress: set caBundle or caConfigMap.name, not both" }}
+{{- end }}
+{{- $le := .Values.controller.leaderElection -}}
+{{- if le (float64 $le.leaseDurationSeconds) (float64 $le.renewDeadlineSeconds) }}
+{{- $errors = append $errors "controller.leaderElection: leaseDurationSeconds must be greater than renewDeadlineSeconds" }}
+{{- end }}
+{{- if le (float64 $le.renewDeadlineSeconds) (float64 $le.retryPeriodSeconds) }}
+{{- $errors = append $errors "controller.leaderElection: renewDeadlineSeconds must be greater than retryPeriodSeconds" }}
+{{- end }}
+{{- if and (gt (int .Values.controller.replicas) 1) (not $le.enabled) }}
+{{- $errors = append $errors "controller.replicas: more than 1 replica needs controller.leaderElection.enabled (two active controllers would fight over the Services)" }}
+{{- end }}
+{{- $drain := add (int .Values.forwarder.drain.delaySeconds) (int .Values.forwarder.drain.timeoutSeconds) -}}
+{{- if le (int (include "endpoint-binder.forwarderGracePeriod" .)) (int $drain) }}
+{{- $errors = append $errors (printf "forwarder.terminationGracePeriodSeconds: must be greater than drain.delaySeconds + drain.timeoutSeconds (%d), or the kubelet kills draining connections" (int $drain)) }}
+{{- end }}
+{{- range $c := list "controller" "forwarder" }}
+{{- $pdb := (index $.Values $c).podDisruptionBudget }}
+{{- if and $pdb.enabled (not (kindIs "invalid" $pdb.minAvailable)) (not (kindIs "invalid" $pdb.maxUnavailable)) }}
+{{- $errors = append $errors (printf "%s.podDisruptionBudget: set exactly one of minAvailable and maxUnavailable (the other to null)" $c) }}
+{{- end }}
+{{- if and $pdb.enabled (kindIs "invalid" $pdb.minAvailable) (kindIs "invalid" $pdb.maxUnavailable) }}
+{{- $errors = append $errors (printf "%s.podDisruptionBudget: set one of minAvailable and maxUnavailable" $c) }}
+{{- end }}
+{{- end }}
+{{- if $errors }}
+{{- fail (printf "\n\nendpoint-binder: invalid values:\n  - %s\n" (join "\n  - " $errors)) }}
+{{- end }}
+{{- end }}
