@@ -134,9 +134,10 @@ export class ResourceHandlers {
     const rv = obj.metadata.resourceVersion;
     if (!rv) {
       if (!def.allowUnconditionalUpdate) {
-        // genericregistry.Store.Update reports this against the resource (plural), not the Kind.
+        // genericregistry.Store.Update reports this against the resource (plural), not the Kind;
+        // the uint64 0 renders as `0` since field errors print every integer type plainly.
         throw invalidError(def.group, def.plural, name, [
-          field.invalidRaw('metadata.resourceVersion', '0x0', 'must be specified for an update'),
+          field.invalidRaw('metadata.resourceVersion', '0', 'must be specified for an update'),
         ]);
       }
       obj.metadata.resourceVersion = old.metadata.resourceVersion;

@@ -55,6 +55,7 @@ const common = {
   singular: 'event',
   namespaced: true,
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  // pkg/registry/core/event/strategy.go (serves both API groups).
   allowCreateOnUpdate: true,
   allowUnconditionalUpdate: true,
   returnDeletedObject: false,

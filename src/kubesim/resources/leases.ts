@@ -39,8 +39,9 @@ export function leaseResource(): ResourceDef {
     singular: 'lease',
     namespaced: true,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    allowCreateOnUpdate: false,
-    allowUnconditionalUpdate: true,
+    // pkg/registry/coordination/lease/strategy.go: PUT may create, but every update needs an RV.
+    allowCreateOnUpdate: true,
+    allowUnconditionalUpdate: false,
     returnDeletedObject: false,
     tracksGeneration: false,
     nameRule: isDNS1123Subdomain,

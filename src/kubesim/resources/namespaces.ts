@@ -23,6 +23,7 @@ export function namespaceResource(): ResourceDef {
     shortNames: ['ns'],
     namespaced: false,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    // pkg/registry/core/namespace/strategy.go.
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
