@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { buildFilter } from './filter.js';
 import { checkPreconditions, type NamespaceLifecycle } from './lifecycle.js';
 import { listObjects } from './list.js';
-import { jsonPatch, jsonPatchSchema, mergePatch, PATCH_TYPES, PatchError } from './patch.js';
+import { jsonPatch, jsonPatchDecodeError, mergePatch, PATCH_TYPES, PatchError } from './patch.js';
 import { METADATA_MERGE_KEYS, StrategicMergeError, strategicMerge } from './strategic-merge.js';
 import type { ResourceDef } from './resources/registry.js';
 import { apiVersionOf, resourceKey } from './resources/registry.js';
@@ -189,13 +189,11 @@ export class ResourceHandlers {
     let result: unknown;
     const current = old as unknown as Json; // stored objects are plain JSON
     if (type === PATCH_TYPES.json) {
-      const ops = jsonPatchSchema.safeParse(doc);
-      if (!ops.success)
-        throw errors.badRequest(
-          `the server rejected our request due to an error in our request: ${ops.error.message}`,
-        );
+      const decodeError = jsonPatchDecodeError(doc);
+      if (decodeError) throw errors.badRequest(decodeError);
       try {
-        result = jsonPatch(current, ops.data);
+        // A 422 for an operation that cannot be applied, as the apiserver's jsonPatcher answers.
+        result = jsonPatch(current, doc as Record<string, unknown>[]);
       } catch (err) {
         if (err instanceof PatchError) throw errors.unprocessable(err.message);
         throw err;

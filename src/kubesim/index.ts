@@ -44,6 +44,8 @@ export interface KubesimOptions {
   serviceClusterIpRange?: string;
   /** Default ['default', 'kube-system']. */
   initialNamespaces?: string[];
+  /** How long a list or watch at a future resourceVersion waits for it before answering 504; default 3000. */
+  futureResourceVersionWaitMs?: number;
   /** Serve HTTPS with the development certificate (needed by kubectl, which sends no token over HTTP). */
   tls?: boolean;
   logger?: Logger;
@@ -104,7 +106,19 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   }
 
   const cert = opts.tls ? await devCertificate() : undefined;
-  const server = new KubesimServer({ registry, handlers, watches, faults, auth, log }, cert);
+  const server = new KubesimServer(
+    {
+      registry,
+      handlers,
+      watches,
+      faults,
+      auth,
+      log,
+      store,
+      futureRvWaitMs: opts.futureResourceVersionWaitMs ?? 3000,
+    },
+    cert,
+  );
   const port = await server.listen(host, opts.port ?? 0);
   const url = `${cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const admin = adminToken;

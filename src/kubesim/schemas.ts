@@ -25,7 +25,8 @@ export const listQuerySchema = z.object({
   limit: uint.optional(),
   continue: z.string().optional(),
   resourceVersion: z.string().optional(),
-  resourceVersionMatch: z.enum(['Exact', 'NotOlderThan']).optional(),
+  // Checked by validateListOptions (a 422 naming the supported values, as the real server does).
+  resourceVersionMatch: z.string().optional(),
   watch: goBool.optional(),
   allowWatchBookmarks: goBool.optional(),
   timeoutSeconds: uint.optional(),

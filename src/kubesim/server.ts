@@ -9,12 +9,12 @@ import { coreVersions, group, groupList, resourceList, versionInfo } from './dis
 import type { Faults } from './faults.js';
 import { buildFilter } from './filter.js';
 import type { ResourceHandlers, Reply } from './handlers.js';
-import { parseResourceVersion } from './list.js';
+import { parseResourceVersion, validateListOptions } from './list.js';
 import type { Registry, ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
 import { ApiError, errors } from './status.js';
-import { field, invalidError, type FieldError } from './validation/field.js';
+import type { Store } from './store.js';
 import type { WatchHub } from './watch.js';
 
 /**
@@ -31,6 +31,9 @@ export interface ServerDeps {
   faults: Faults;
   auth: Authenticator;
   log: Logger;
+  store: Store;
+  /** How long a list or watch at a future resourceVersion waits for it before the 504. */
+  futureRvWaitMs: number;
 }
 
 function send(
@@ -205,8 +208,11 @@ export class KubesimServer {
       case 'get':
         return handlers.get(def, namespace, name ?? '');
       case 'list':
+        await this.waitForFreshness(query);
         return handlers.list(def, namespace, query);
       case 'watch':
+        validateListOptions(query, true);
+        await this.waitForFreshness(query);
         this.serveWatch(def, namespace, name, query, res);
         return undefined;
       case 'create':
@@ -237,6 +243,14 @@ export class KubesimServer {
     }
   }
 
+  /** A read at a future resourceVersion first waits for it, as the watch cache does (~3 s). */
+  private async waitForFreshness(q: ListQuery): Promise<void> {
+    const raw = q.resourceVersion ?? '';
+    if (raw === '' || raw === '0' || q.continue) return;
+    const rv = parseResourceVersion(raw);
+    await this.deps.store.waitForRv(rv, this.deps.futureRvWaitMs);
+  }
+
   private serveWatch(
     def: ResourceDef,
     namespace: string | undefined,
@@ -251,26 +265,8 @@ export class KubesimServer {
     const filter = buildFilter(def, q.labelSelector, fieldSelector);
     const rvRaw = q.resourceVersion ?? '';
     const rv = rvRaw === '' || rvRaw === '0' ? undefined : parseResourceVersion(rvRaw);
-    if (q.sendInitialEvents !== undefined) {
-      const errs: FieldError[] = [];
-      if (q.resourceVersionMatch !== 'NotOlderThan') {
-        errs.push(
-          field.forbidden(
-            'resourceVersionMatch',
-            'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-          ),
-        );
-      }
-      if (!q.allowWatchBookmarks) {
-        errs.push(
-          field.forbidden(
-            'allowWatchBookmarks',
-            'sendInitialEvents requires setting allowWatchBookmarks to true',
-          ),
-        );
-      }
-      if (errs.length) throw invalidError('meta.k8s.io', 'ListOptions', '', errs);
-    }
+    const current = this.deps.store.currentRv();
+    if (rv !== undefined && rv > current) throw errors.tooLargeResourceVersion(rv, current);
     this.deps.watches.serve(
       {
         def,
