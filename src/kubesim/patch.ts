@@ -49,9 +49,10 @@ function goJsonType(v: unknown): string {
 export function jsonPatchDecodeError(doc: unknown): string | undefined {
   if (!Array.isArray(doc))
     return `json: cannot unmarshal ${goJsonType(doc)} into Go value of type jsonpatch.Patch`;
-  const bad = doc.find((op) => !isRecord(op));
-  if (bad !== undefined) {
-    return `json: cannot unmarshal ${goJsonType(bad)} into Go value of type jsonpatch.Operation`;
+  const docs: unknown[] = doc;
+  const bad = docs.findIndex((op) => !isRecord(op));
+  if (bad >= 0) {
+    return `json: cannot unmarshal ${goJsonType(docs[bad])} into Go value of type jsonpatch.Operation`;
   }
   return undefined;
 }
