@@ -44,6 +44,11 @@ export interface KubesimOptions {
   serviceClusterIpRange?: string;
   /** Default ['default', 'kube-system']. */
   initialNamespaces?: string[];
+  /**
+   * Bytes of live events a watch may have queued for a client that does not read before kubesim
+   * closes that watch (the client re-watches); default 10 MiB.
+   */
+  watchBufferBytes?: number;
   /** How long a list or watch at a future resourceVersion waits for it before answering 504; default 3000. */
   futureResourceVersionWaitMs?: number;
   /** Serve HTTPS with the development certificate (needed by kubectl, which sends no token over HTTP). */
@@ -90,7 +95,11 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     log,
   );
   const handlers = new ResourceHandlers(store, lifecycle, namespaces);
-  const watches = new WatchHub(store, opts.bookmarkIntervalMs ?? 60_000);
+  const watches = new WatchHub(store, {
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    bufferBytes: opts.watchBufferBytes ?? 10 * 1024 * 1024,
+    log,
+  });
   const faults = new Faults(watches);
 
   const tokens = [...(opts.tokens ?? [])];
