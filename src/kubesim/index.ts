@@ -111,7 +111,7 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   const auth = new Authenticator(tokens);
 
   for (const name of opts.initialNamespaces ?? ['default', 'kube-system']) {
-    handlers.create(namespaces, undefined, { metadata: { name } }, {});
+    handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
   }
 
   const cert = opts.tls ? await devCertificate() : undefined;

@@ -38,6 +38,8 @@ export const writeQuerySchema = z.object({
   fieldManager: z.string().optional(),
   force: goBool.optional(),
   dryRun: z.string().optional(),
+  /** Ignore, Warn (default) or Strict; checked by fieldValidationOf (a 422 like the real server's). */
+  fieldValidation: z.string().optional(),
 });
 export type WriteQuery = z.infer<typeof writeQuerySchema>;
 

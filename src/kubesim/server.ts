@@ -8,13 +8,15 @@ import { authorize, forbidden, type Authenticator, type RequestAttributes } from
 import { coreVersions, group, groupList, resourceList, versionInfo } from './discovery.js';
 import type { Faults } from './faults.js';
 import { buildFilter } from './filter.js';
-import type { ResourceHandlers, Reply } from './handlers.js';
+import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
 import { parseResourceVersion, validateListOptions } from './list.js';
 import type { Registry, ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
 import { ApiError, errors } from './status.js';
 import type { Store } from './store.js';
+import { findDuplicateKeys } from './validation/duplicate-fields.js';
+import { warningHeader } from './validation/field-validation.js';
 import type { WatchHub } from './watch.js';
 
 /**
@@ -40,7 +42,7 @@ function send(
   res: ServerResponse,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
 ): void {
   if (res.headersSent) {
     res.end();
@@ -54,6 +56,11 @@ function send(
     ...headers,
   });
   res.end(text);
+}
+
+/** One `Warning` header per warning, as the apiserver's warning recorder writes them. */
+function warningHeaders(warnings: string[] | undefined): Record<string, string[]> {
+  return warnings?.length ? { Warning: warnings.map(warningHeader) } : {};
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -77,12 +84,14 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Body types a real server decodes; kubesim speaks no protobuf or CBOR, and says so with a 415 like a server without them. */
 const BODY_TYPES = ['application/json', 'application/yaml'];
 
-async function readObject(req: IncomingMessage, def: ResourceDef): Promise<unknown> {
+async function readObject(req: IncomingMessage, def: ResourceDef): Promise<RequestBody> {
   const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
   if (!BODY_TYPES.includes(type)) throw errors.unsupportedMediaType(type, BODY_TYPES);
   const raw = await readBody(req);
   try {
-    return (req.headers['content-type'] ?? '').includes('yaml') ? parseYaml(raw) : JSON.parse(raw);
+    if (type === 'application/yaml') return { value: parseYaml(raw), duplicates: [] };
+    const value: unknown = JSON.parse(raw);
+    return { value, duplicates: findDuplicateKeys(raw) };
   } catch (err) {
     throw errors.badRequest(
       `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${err instanceof Error ? err.message : String(err)}`,
@@ -138,7 +147,7 @@ export class KubesimServer {
       await this.deps.faults.delay();
       const url = new URL(req.url ?? '/', 'http://kubesim');
       const reply = await this.dispatch(req, res, method, url);
-      if (reply) send(res, reply.status, reply.body);
+      if (reply) send(res, reply.status, reply.body, warningHeaders(reply.warnings));
       log.debug({ method, path: url.pathname, status: reply?.status ?? 200 }, 'kubesim request');
     } catch (err) {
       if (err instanceof ApiError) {

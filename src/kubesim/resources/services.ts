@@ -5,13 +5,13 @@ import { isDNS1035Label } from '../validation/names.js';
 import {
   needsClusterIP,
   needsNodePorts,
-  serviceBodySchema,
   serviceSpec,
   validateServiceSpec,
   validateServiceSpecUpdate,
   type ServiceSpec,
 } from '../validation/service.js';
 import { decodeWith } from './decode.js';
+import { serviceObjectSchema } from './service-schema.js';
 import type { ResourceDef } from './registry.js';
 
 /** Defaulting as SetDefaults_Service / SetDefaults_ServicePort do it. */
@@ -107,7 +107,8 @@ export function serviceResource(ips: IpAllocator, nodePorts: PortAllocator): Res
     tracksGeneration: false,
     mergeKeys: { 'spec.ports': 'port' },
     nameRule: isDNS1035Label,
-    decode: (obj) => decodeWith(serviceBodySchema, obj, 'Service', 'v1'),
+    schema: serviceObjectSchema,
+    decode: (obj) => decodeWith(serviceObjectSchema, obj, 'Service', 'v1'),
     prepare(obj, old) {
       const spec = serviceSpec(obj);
       applyDefaults(spec);
