@@ -1,4 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { silentLogger } from '../../src/log/logger.js';
+import { ResourceHandlers } from '../../src/kubesim/handlers.js';
+import { NamespaceLifecycle } from '../../src/kubesim/lifecycle.js';
+import { objectSchema } from '../../src/kubesim/resources/meta-schema.js';
+import { namespaceResource } from '../../src/kubesim/resources/namespaces.js';
+import { Registry, type ResourceDef } from '../../src/kubesim/resources/registry.js';
+import { Store } from '../../src/kubesim/store.js';
+import { isDNS1123Subdomain } from '../../src/kubesim/validation/names.js';
 import { api, useSim, type Loose } from './helpers.js';
 
 /**
@@ -189,5 +198,85 @@ describe.each(cases)('registry strategy of $kind', (c) => {
     );
     expect(sent.status).toBe(200);
     expect(sent.body.metadata.generation).toBeUndefined();
+  });
+});
+
+/**
+ * No served kind tracks generation today; a Deployment-like kind (as docs/kubesim.md tells later
+ * kinds to declare it) shows the handlers honour all three switches when they are the other way.
+ */
+describe('a kind that tracks generation and forbids create-on-update and unconditional updates', () => {
+  function setup() {
+    const store = new Store(100);
+    const registry = new Registry();
+    const namespaces = namespaceResource();
+    registry.add(namespaces);
+    const widgets: ResourceDef = {
+      group: 'example.com',
+      version: 'v1',
+      kind: 'Widget',
+      listKind: 'WidgetList',
+      plural: 'widgets',
+      singular: 'widget',
+      namespaced: true,
+      verbs: ['create', 'get', 'update', 'patch'],
+      allowCreateOnUpdate: false,
+      allowUnconditionalUpdate: false,
+      returnDeletedObject: false,
+      tracksGeneration: true,
+      nameRule: isDNS1123Subdomain,
+      schema: objectSchema({ spec: z.object({ replicas: z.number().int().optional() }).optional() }),
+    };
+    registry.add(widgets);
+    const lifecycle = new NamespaceLifecycle(store, registry, namespaces, 10, silentLogger());
+    const handlers = new ResourceHandlers(store, lifecycle, namespaces);
+    handlers.create(namespaces, undefined, { value: { metadata: { name: 'default' } }, duplicates: [] }, {});
+    return { handlers, widgets, lifecycle };
+  }
+  const body = (value: Loose) => ({ value, duplicates: [] });
+
+  it('sets generation 1, bumps it on a spec change only, and keeps a client from setting it', () => {
+    const { handlers, widgets, lifecycle } = setup();
+    try {
+      const created = handlers.create(
+        widgets,
+        'default',
+        body({ metadata: { name: 'w', generation: 9 }, spec: { replicas: 1 } }),
+        {},
+      ).body as Loose;
+      expect(created.metadata.generation).toBe(1);
+      const labelled = handlers.update(
+        widgets,
+        'default',
+        'w',
+        body({ ...created, metadata: { ...created.metadata, labels: { a: 'b' } } }),
+        {},
+      ).body as Loose;
+      expect(labelled.metadata.generation).toBe(1);
+      const scaled = handlers.update(
+        widgets,
+        'default',
+        'w',
+        body({ ...labelled, metadata: { ...labelled.metadata, generation: 40 }, spec: { replicas: 3 } }),
+        {},
+      ).body as Loose;
+      expect(scaled.metadata.generation).toBe(2);
+    } finally {
+      lifecycle.stop();
+    }
+  });
+
+  it('PUT to a missing object is 404 and PUT without resourceVersion is 422', () => {
+    const { handlers, widgets, lifecycle } = setup();
+    try {
+      const put = (value: Loose) => () => handlers.update(widgets, 'default', 'w', body(value), {});
+      expect(put({ metadata: { name: 'w' }, spec: {} })).toThrow('widgets.example.com "w" not found');
+      handlers.create(widgets, 'default', body({ metadata: { name: 'w' }, spec: {} }), {});
+      expect(put({ metadata: { name: 'w' }, spec: { replicas: 2 } })).toThrow(
+        'widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
+      );
+    } finally {
+      lifecycle.stop();
+    }
   });
 });
