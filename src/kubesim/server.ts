@@ -217,6 +217,7 @@ export class KubesimServer {
       case 'get':
         return handlers.get(def, namespace, name ?? '');
       case 'list':
+        validateListOptions(query, false);
         await this.waitForFreshness(query);
         return handlers.list(def, namespace, query);
       case 'watch':
