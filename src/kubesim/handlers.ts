@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { buildFilter } from './filter.js';
 import { checkPreconditions, type NamespaceLifecycle } from './lifecycle.js';
 import { listObjects } from './list.js';
-import { jsonPatch, jsonPatchSchema, mergePatch, PATCH_TYPES, PatchError } from './patch.js';
+import { jsonPatch, jsonPatchDecodeError, mergePatch, PATCH_TYPES, PatchError } from './patch.js';
 import { METADATA_MERGE_KEYS, StrategicMergeError, strategicMerge } from './strategic-merge.js';
 import type { ResourceDef } from './resources/registry.js';
 import { apiVersionOf, resourceKey } from './resources/registry.js';
@@ -12,7 +12,17 @@ import { errors, successStatus } from './status.js';
 import { objectKey, type Store } from './store.js';
 import { isRecord, type Json, type KubeObject } from './types.js';
 import { field, invalidError } from './validation/field.js';
+import { findDuplicateKeys } from './validation/duplicate-fields.js';
+import {
+  fieldValidationOf,
+  goFormat,
+  strictError,
+  strictMessages,
+  type FieldCheck,
+  type FieldValidation,
+} from './validation/field-validation.js';
 import { validateObjectMeta } from './validation/meta.js';
+import { pruneUnknownFields } from './validation/unknown-fields.js';
 
 /**
  * The generic REST handlers (genericregistry.Store): create, get, list, update, patch, delete
@@ -23,6 +33,15 @@ import { validateObjectMeta } from './validation/meta.js';
 export interface Reply {
   status: number;
   body: unknown;
+  /** Texts for `Warning` headers (fieldValidation=Warn). */
+  warnings?: string[];
+}
+
+/** A request body as the server front read it. */
+export interface RequestBody {
+  value: unknown;
+  /** Duplicate keys in the raw JSON (JSON.parse kept the last one). */
+  duplicates: string[];
 }
 
 const OPTIMISTIC_LOCK =
@@ -109,17 +128,19 @@ export class ResourceHandlers {
     return { status: 200, body: listObjects(this.store, def, ns, query, filter) };
   }
 
-  create(def: ResourceDef, ns: string | undefined, body: unknown, q: WriteQuery): Reply {
-    const obj = this.decodeBody(def, body, ns);
+  create(def: ResourceDef, ns: string | undefined, body: RequestBody, q: WriteQuery): Reply {
+    const check = this.bodyCheck(def, body, fieldValidationOf(q.fieldValidation, 'CreateOptions'));
+    const obj = this.decodeBody(def, body.value, ns, check);
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     if (meta.resourceVersion)
       throw errors.internal('resourceVersion should not be set on objects to be created');
-    return { status: 201, body: this.createObject(def, ns, obj, q) };
+    return { status: 201, body: this.createObject(def, ns, obj, q), warnings: check.warnings };
   }
 
-  update(def: ResourceDef, ns: string | undefined, name: string, body: unknown, q: WriteQuery): Reply {
-    const obj = this.decodeBody(def, body, ns);
+  update(def: ResourceDef, ns: string | undefined, name: string, body: RequestBody, q: WriteQuery): Reply {
+    const check = this.bodyCheck(def, body, fieldValidationOf(q.fieldValidation, 'UpdateOptions'));
+    const obj = this.decodeBody(def, body.value, ns, check);
     if (obj.metadata.name !== name) {
       throw errors.badRequest(
         `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
@@ -129,21 +150,22 @@ export class ResourceHandlers {
     if (!old) {
       if (!def.allowCreateOnUpdate) throw errors.notFound(def, name);
       delete obj.metadata.resourceVersion;
-      return { status: 201, body: this.createObject(def, ns, obj, q) };
+      return { status: 201, body: this.createObject(def, ns, obj, q), warnings: check.warnings };
     }
     const rv = obj.metadata.resourceVersion;
     if (!rv) {
       if (!def.allowUnconditionalUpdate) {
-        // genericregistry.Store.Update reports this against the resource (plural), not the Kind.
+        // genericregistry.Store.Update reports this against the resource (plural), not the Kind;
+        // the uint64 0 renders as `0` since field errors print every integer type plainly.
         throw invalidError(def.group, def.plural, name, [
-          field.invalidRaw('metadata.resourceVersion', '0x0', 'must be specified for an update'),
+          field.invalidRaw('metadata.resourceVersion', '0', 'must be specified for an update'),
         ]);
       }
       obj.metadata.resourceVersion = old.metadata.resourceVersion;
     } else if (rv !== old.metadata.resourceVersion) {
       throw errors.conflict(def, name, OPTIMISTIC_LOCK);
     }
-    return { status: 200, body: this.commitUpdate(def, old, obj, q) };
+    return { status: 200, body: this.commitUpdate(def, old, obj, q), warnings: check.warnings };
   }
 
   patch(
@@ -162,6 +184,7 @@ export class ResourceHandlers {
       PATCH_TYPES.apply,
     ];
     if (!accepted.includes(type)) throw errors.unsupportedMediaType(type, accepted);
+    const directive = fieldValidationOf(q.fieldValidation, 'PatchOptions');
     let doc: unknown;
     try {
       doc = type === PATCH_TYPES.apply ? parseYaml(raw) : JSON.parse(raw);
@@ -177,24 +200,28 @@ export class ResourceHandlers {
     if (!old) {
       if (type !== PATCH_TYPES.apply) throw errors.notFound(def, name);
       // Server-side apply creates a missing object from the applied configuration.
-      const obj = this.decodeBody(def, doc, ns);
+      const check: FieldCheck = {
+        directive,
+        duplicates: [],
+        source: { kind: 'patch', value: JSON.stringify(doc) },
+        warnings: [],
+      };
+      const obj = this.decodeBody(def, doc, ns, check);
       if (obj.metadata.name !== name) {
         throw errors.badRequest(
           `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
         );
       }
-      return { status: 201, body: this.createObject(def, ns, obj, q) };
+      return { status: 201, body: this.createObject(def, ns, obj, q), warnings: check.warnings };
     }
     let result: unknown;
     const current = old as unknown as Json; // stored objects are plain JSON
     if (type === PATCH_TYPES.json) {
-      const ops = jsonPatchSchema.safeParse(doc);
-      if (!ops.success)
-        throw errors.badRequest(
-          `the server rejected our request due to an error in our request: ${ops.error.message}`,
-        );
+      const decodeError = jsonPatchDecodeError(doc);
+      if (decodeError) throw errors.badRequest(decodeError);
       try {
-        result = jsonPatch(current, ops.data);
+        // A 422 for an operation that cannot be applied, as the apiserver's jsonPatcher answers.
+        result = jsonPatch(current, doc as Record<string, unknown>[]);
       } catch (err) {
         if (err instanceof PatchError) throw errors.unprocessable(err.message);
         throw err;
@@ -212,7 +239,20 @@ export class ResourceHandlers {
         throw err;
       }
     }
-    const obj = this.decodeBody(def, result, ns);
+    // Unknown fields of the result can only come from the patch (stored objects have none).
+    const check: FieldCheck = {
+      directive,
+      duplicates:
+        directive !== 'Ignore' && (type === PATCH_TYPES.merge || type === PATCH_TYPES.strategic)
+          ? findDuplicateKeys(raw)
+          : [],
+      source: {
+        kind: 'patch',
+        value: type === PATCH_TYPES.strategic ? goFormat(doc) : JSON.stringify(result),
+      },
+      warnings: [],
+    };
+    const obj = this.decodeBody(def, result, ns, check);
     if (obj.metadata.name !== name) {
       throw errors.badRequest(
         `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
@@ -221,7 +261,7 @@ export class ResourceHandlers {
     const rv = obj.metadata.resourceVersion;
     if (rv && rv !== old.metadata.resourceVersion) throw errors.conflict(def, name, OPTIMISTIC_LOCK);
     obj.metadata.resourceVersion = old.metadata.resourceVersion;
-    return { status: 200, body: this.commitUpdate(def, old, obj, q) };
+    return { status: 200, body: this.commitUpdate(def, old, obj, q), warnings: check.warnings };
   }
 
   delete(def: ResourceDef, ns: string | undefined, name: string, body: unknown): Reply {
@@ -255,8 +295,21 @@ export class ResourceHandlers {
     return objectKey({ metadata: def.namespaced && ns ? { name, namespace: ns } : { name } });
   }
 
-  /** The envelope checks every write body goes through, then the resource's own decode. */
-  private decodeBody(def: ResourceDef, body: unknown, ns: string | undefined): KubeObject {
+  private bodyCheck(def: ResourceDef, body: RequestBody, directive: FieldValidation): FieldCheck {
+    return {
+      directive,
+      duplicates: body.duplicates,
+      source: { kind: 'body', resourceKind: def.kind, version: def.version },
+      warnings: [],
+    };
+  }
+
+  /**
+   * The envelope checks every write body goes through, the resource's own decode (400 on wrong
+   * types), then unknown and duplicate fields per fieldValidation. Unknown fields are dropped
+   * from the returned object in every mode, as decoding into the Go type drops them.
+   */
+  private decodeBody(def: ResourceDef, body: unknown, ns: string | undefined, check: FieldCheck): KubeObject {
     const cannot = (why: string) =>
       errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${why}`);
     if (!isRecord(body)) throw cannot('json: cannot unmarshal non-object into Go value');
@@ -288,7 +341,11 @@ export class ResourceHandlers {
     const obj = shape(def, meta, rest);
     const bad = def.decode?.(obj);
     if (bad) throw errors.badRequest(bad);
-    return obj;
+    const pruned = pruneUnknownFields(def.schema, obj);
+    const problems = strictMessages(pruned.unknown, check.duplicates);
+    if (problems.length && check.directive === 'Strict') throw strictError(check.source, problems);
+    if (check.directive === 'Warn') check.warnings.push(...problems);
+    return pruned.value as KubeObject;
   }
 
   private validate(def: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {

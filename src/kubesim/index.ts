@@ -44,6 +44,13 @@ export interface KubesimOptions {
   serviceClusterIpRange?: string;
   /** Default ['default', 'kube-system']. */
   initialNamespaces?: string[];
+  /**
+   * Bytes of live events a watch may have queued for a client that does not read before kubesim
+   * closes that watch (the client re-watches); default 10 MiB.
+   */
+  watchBufferBytes?: number;
+  /** How long a list or watch at a future resourceVersion waits for it before answering 504; default 3000. */
+  futureResourceVersionWaitMs?: number;
   /** Serve HTTPS with the development certificate (needed by kubectl, which sends no token over HTTP). */
   tls?: boolean;
   logger?: Logger;
@@ -88,7 +95,11 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     log,
   );
   const handlers = new ResourceHandlers(store, lifecycle, namespaces);
-  const watches = new WatchHub(store, opts.bookmarkIntervalMs ?? 60_000);
+  const watches = new WatchHub(store, {
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    bufferBytes: opts.watchBufferBytes ?? 10 * 1024 * 1024,
+    log,
+  });
   const faults = new Faults(watches);
 
   const tokens = [...(opts.tokens ?? [])];
@@ -100,11 +111,23 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   const auth = new Authenticator(tokens);
 
   for (const name of opts.initialNamespaces ?? ['default', 'kube-system']) {
-    handlers.create(namespaces, undefined, { metadata: { name } }, {});
+    handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
   }
 
   const cert = opts.tls ? await devCertificate() : undefined;
-  const server = new KubesimServer({ registry, handlers, watches, faults, auth, log }, cert);
+  const server = new KubesimServer(
+    {
+      registry,
+      handlers,
+      watches,
+      faults,
+      auth,
+      log,
+      store,
+      futureRvWaitMs: opts.futureResourceVersionWaitMs ?? 3000,
+    },
+    cert,
+  );
   const port = await server.listen(host, opts.port ?? 0);
   const url = `${cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const admin = adminToken;

@@ -5,7 +5,7 @@ import { matches, type ObjectFilter } from './selectors.js';
 import { errors } from './status.js';
 import { objectKey, type Store } from './store.js';
 import type { KubeObject } from './types.js';
-import { field, invalidError } from './validation/field.js';
+import { field, invalidError, type FieldError } from './validation/field.js';
 
 /**
  * List semantics of the etcd3 storage layer: resourceVersion/resourceVersionMatch, limit and
@@ -55,8 +55,74 @@ export function parseResourceVersion(raw: string): number {
   return Number(raw);
 }
 
-function listOptionsInvalid(detail: string) {
-  return invalidError('meta.k8s.io', 'ListOptions', '', [field.forbidden('resourceVersionMatch', detail)]);
+/**
+ * ValidateListOptions (apimachinery/pkg/apis/meta/internalversion/validation): a list and a watch
+ * accept different combinations of resourceVersionMatch and sendInitialEvents. Runs before any
+ * storage read, so every error is reported at once as a 422 on kind ListOptions.
+ */
+export function validateListOptions(q: ListQuery, watch: boolean): void {
+  const errs: FieldError[] = [];
+  const match = q.resourceVersionMatch ?? '';
+  const supported = ['Exact', 'NotOlderThan', ''];
+  if (watch) {
+    if (q.sendInitialEvents !== undefined) {
+      if (match !== 'NotOlderThan') {
+        errs.push(
+          field.forbidden(
+            'resourceVersionMatch',
+            'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+          ),
+        );
+      }
+      if (!q.allowWatchBookmarks) {
+        errs.push(
+          field.forbidden(
+            'allowWatchBookmarks',
+            'sendInitialEvents requires setting allowWatchBookmarks to true',
+          ),
+        );
+      }
+    } else if (match !== '') {
+      errs.push(
+        field.forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
+      );
+    }
+  } else {
+    if (match !== '') {
+      if (!q.resourceVersion) {
+        errs.push(
+          field.forbidden(
+            'resourceVersionMatch',
+            'resourceVersionMatch is forbidden unless resourceVersion is provided',
+          ),
+        );
+      }
+      if (q.continue) {
+        errs.push(
+          field.forbidden(
+            'resourceVersionMatch',
+            'resourceVersionMatch is forbidden when continue is provided',
+          ),
+        );
+      }
+      if (!supported.includes(match)) errs.push(field.notSupported('resourceVersionMatch', match, supported));
+      if (match === 'Exact' && q.resourceVersion === '0') {
+        errs.push(
+          field.forbidden(
+            'resourceVersionMatch',
+            'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+          ),
+        );
+      }
+    }
+    if (q.sendInitialEvents !== undefined) {
+      errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+    }
+  }
+  if (errs.length) throw invalidError('meta.k8s.io', 'ListOptions', '', errs);
 }
 
 export function listObjects(
@@ -66,6 +132,7 @@ export function listObjects(
   query: ListQuery,
   filter: ObjectFilter,
 ): ListBody {
+  validateListOptions(query, false);
   const resource = resourceKey(def);
   const rvParam = query.resourceVersion ?? '';
   let items: KubeObject[];
@@ -76,8 +143,6 @@ export function listObjects(
     if (rvParam !== '' && rvParam !== '0') {
       throw errors.badRequest('specifying resource version is not allowed when using continue');
     }
-    if (query.resourceVersionMatch)
-      throw listOptionsInvalid('resourceVersionMatch is forbidden when continue is provided');
     const token = decodeContinue(query.continue);
     startKey = token.start;
     if (token.rv === LATEST) {
@@ -95,13 +160,10 @@ export function listObjects(
       items = snapshot;
     }
   } else {
-    if (query.resourceVersionMatch && rvParam === '') {
-      throw listOptionsInvalid('resourceVersionMatch is forbidden unless resourceVersion is provided');
-    }
     const current = store.currentRv();
     if (rvParam !== '' && rvParam !== '0') {
       const rv = parseResourceVersion(rvParam);
-      // A real server waits up to ~3 s for a future RV before failing; kubesim fails at once.
+      // The server front has already waited a while for a future RV (waitForFreshness).
       if (rv > current) throw errors.tooLargeResourceVersion(rv, current);
       if (query.resourceVersionMatch === 'Exact') {
         const snapshot = store.listAt(resource, rv, namespace);

@@ -32,8 +32,48 @@ const jsonPatchOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('move'), from: z.string(), path: z.string() }),
   z.object({ op: z.literal('copy'), from: z.string(), path: z.string() }),
 ]);
-export const jsonPatchSchema = z.array(jsonPatchOp);
 export type JsonPatchOp = z.infer<typeof jsonPatchOp>;
+const OPS = ['add', 'remove', 'replace', 'move', 'copy', 'test'];
+
+/** Go's name for a JSON value's type in `json: cannot unmarshal X into ...` messages. */
+function goJsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (v === null) return 'null';
+  return typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v;
+}
+
+/**
+ * jsonpatch.DecodePatch: the body must be an array of objects, else the decoder fails (a 400
+ * BadRequest). Returns the decode error text, or undefined.
+ */
+export function jsonPatchDecodeError(doc: unknown): string | undefined {
+  if (!Array.isArray(doc))
+    return `json: cannot unmarshal ${goJsonType(doc)} into Go value of type jsonpatch.Patch`;
+  const docs: unknown[] = doc;
+  const bad = docs.findIndex((op) => !isRecord(op));
+  if (bad >= 0) {
+    return `json: cannot unmarshal ${goJsonType(docs[bad])} into Go value of type jsonpatch.Operation`;
+  }
+  return undefined;
+}
+
+/**
+ * One decoded operation, checked the way Patch.Apply does when it reaches it: an unknown op is
+ * `Unexpected kind: <op>`, a missing or mistyped member names the operation and the member.
+ */
+function checkedOp(raw: Record<string, unknown>, index: number): JsonPatchOp {
+  const kind = raw.op;
+  if (typeof kind !== 'string' || !OPS.includes(kind)) {
+    throw new PatchError(`Unexpected kind: ${typeof kind === 'string' ? kind : 'unknown'}`);
+  }
+  const parsed = jsonPatchOp.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const member = issue?.path.join('.') ?? 'operation';
+  throw new PatchError(
+    `${kind} operation at index ${index}: "${member}" is ${raw[member] === undefined ? 'missing' : 'not valid'}`,
+  );
+}
 
 export class PatchError extends Error {}
 
@@ -112,10 +152,11 @@ function addAt(doc: Json, pointer: string, value: Json, replace: boolean): Json 
   return doc;
 }
 
-/** RFC 6902 over a copy of `doc`. */
-export function jsonPatch(doc: Json, ops: JsonPatchOp[]): Json {
+/** RFC 6902 over a copy of `doc`; `ops` passed jsonPatchDecodeError. Throws PatchError. */
+export function jsonPatch(doc: Json, rawOps: Record<string, unknown>[]): Json {
   let out = clone(doc);
-  for (const op of ops) {
+  for (const [i, raw] of rawOps.entries()) {
+    const op = checkedOp(raw, i);
     switch (op.op) {
       case 'add':
         out = addAt(out, op.path, op.value, false);

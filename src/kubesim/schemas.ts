@@ -25,7 +25,8 @@ export const listQuerySchema = z.object({
   limit: uint.optional(),
   continue: z.string().optional(),
   resourceVersion: z.string().optional(),
-  resourceVersionMatch: z.enum(['Exact', 'NotOlderThan']).optional(),
+  // Checked by validateListOptions (a 422 naming the supported values, as the real server does).
+  resourceVersionMatch: z.string().optional(),
   watch: goBool.optional(),
   allowWatchBookmarks: goBool.optional(),
   timeoutSeconds: uint.optional(),
@@ -37,6 +38,8 @@ export const writeQuerySchema = z.object({
   fieldManager: z.string().optional(),
   force: goBool.optional(),
   dryRun: z.string().optional(),
+  /** Ignore, Warn (default) or Strict; checked by fieldValidationOf (a 422 like the real server's). */
+  fieldValidation: z.string().optional(),
 });
 export type WriteQuery = z.infer<typeof writeQuerySchema>;
 

@@ -8,13 +8,15 @@ import { authorize, forbidden, type Authenticator, type RequestAttributes } from
 import { coreVersions, group, groupList, resourceList, versionInfo } from './discovery.js';
 import type { Faults } from './faults.js';
 import { buildFilter } from './filter.js';
-import type { ResourceHandlers, Reply } from './handlers.js';
-import { parseResourceVersion } from './list.js';
+import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
+import { parseResourceVersion, validateListOptions } from './list.js';
 import type { Registry, ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
 import { ApiError, errors } from './status.js';
-import { field, invalidError, type FieldError } from './validation/field.js';
+import type { Store } from './store.js';
+import { findDuplicateKeys } from './validation/duplicate-fields.js';
+import { warningHeader } from './validation/field-validation.js';
 import type { WatchHub } from './watch.js';
 
 /**
@@ -31,13 +33,16 @@ export interface ServerDeps {
   faults: Faults;
   auth: Authenticator;
   log: Logger;
+  store: Store;
+  /** How long a list or watch at a future resourceVersion waits for it before the 504. */
+  futureRvWaitMs: number;
 }
 
 function send(
   res: ServerResponse,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
 ): void {
   if (res.headersSent) {
     res.end();
@@ -51,6 +56,11 @@ function send(
     ...headers,
   });
   res.end(text);
+}
+
+/** One `Warning` header per warning, as the apiserver's warning recorder writes them. */
+function warningHeaders(warnings: string[] | undefined): Record<string, string[]> {
+  return warnings?.length ? { Warning: warnings.map(warningHeader) } : {};
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -74,12 +84,14 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Body types a real server decodes; kubesim speaks no protobuf or CBOR, and says so with a 415 like a server without them. */
 const BODY_TYPES = ['application/json', 'application/yaml'];
 
-async function readObject(req: IncomingMessage, def: ResourceDef): Promise<unknown> {
+async function readObject(req: IncomingMessage, def: ResourceDef): Promise<RequestBody> {
   const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
   if (!BODY_TYPES.includes(type)) throw errors.unsupportedMediaType(type, BODY_TYPES);
   const raw = await readBody(req);
   try {
-    return (req.headers['content-type'] ?? '').includes('yaml') ? parseYaml(raw) : JSON.parse(raw);
+    if (type === 'application/yaml') return { value: parseYaml(raw), duplicates: [] };
+    const value: unknown = JSON.parse(raw);
+    return { value, duplicates: findDuplicateKeys(raw) };
   } catch (err) {
     throw errors.badRequest(
       `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${err instanceof Error ? err.message : String(err)}`,
@@ -135,7 +147,7 @@ export class KubesimServer {
       await this.deps.faults.delay();
       const url = new URL(req.url ?? '/', 'http://kubesim');
       const reply = await this.dispatch(req, res, method, url);
-      if (reply) send(res, reply.status, reply.body);
+      if (reply) send(res, reply.status, reply.body, warningHeaders(reply.warnings));
       log.debug({ method, path: url.pathname, status: reply?.status ?? 200 }, 'kubesim request');
     } catch (err) {
       if (err instanceof ApiError) {
@@ -205,8 +217,12 @@ export class KubesimServer {
       case 'get':
         return handlers.get(def, namespace, name ?? '');
       case 'list':
+        validateListOptions(query, false);
+        await this.waitForFreshness(query);
         return handlers.list(def, namespace, query);
       case 'watch':
+        validateListOptions(query, true);
+        await this.waitForFreshness(query);
         this.serveWatch(def, namespace, name, query, res);
         return undefined;
       case 'create':
@@ -237,6 +253,14 @@ export class KubesimServer {
     }
   }
 
+  /** A read at a future resourceVersion first waits for it, as the watch cache does (~3 s). */
+  private async waitForFreshness(q: ListQuery): Promise<void> {
+    const raw = q.resourceVersion ?? '';
+    if (raw === '' || raw === '0' || q.continue) return;
+    const rv = parseResourceVersion(raw);
+    await this.deps.store.waitForRv(rv, this.deps.futureRvWaitMs);
+  }
+
   private serveWatch(
     def: ResourceDef,
     namespace: string | undefined,
@@ -251,26 +275,8 @@ export class KubesimServer {
     const filter = buildFilter(def, q.labelSelector, fieldSelector);
     const rvRaw = q.resourceVersion ?? '';
     const rv = rvRaw === '' || rvRaw === '0' ? undefined : parseResourceVersion(rvRaw);
-    if (q.sendInitialEvents !== undefined) {
-      const errs: FieldError[] = [];
-      if (q.resourceVersionMatch !== 'NotOlderThan') {
-        errs.push(
-          field.forbidden(
-            'resourceVersionMatch',
-            'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-          ),
-        );
-      }
-      if (!q.allowWatchBookmarks) {
-        errs.push(
-          field.forbidden(
-            'allowWatchBookmarks',
-            'sendInitialEvents requires setting allowWatchBookmarks to true',
-          ),
-        );
-      }
-      if (errs.length) throw invalidError('meta.k8s.io', 'ListOptions', '', errs);
-    }
+    const current = this.deps.store.currentRv();
+    if (rv !== undefined && rv > current) throw errors.tooLargeResourceVersion(rv, current);
     this.deps.watches.serve(
       {
         def,

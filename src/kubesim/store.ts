@@ -139,6 +139,25 @@ export class Store {
     this.compactedRv = this.rv;
   }
 
+  /**
+   * Resolves once the store has reached `rv` or after `timeoutMs`, whichever comes first: the
+   * watch cache's waitUntilFreshAndBlock, after which a still-future RV is a 504.
+   */
+  waitForRv(rv: number, timeoutMs: number): Promise<void> {
+    if (this.rv >= rv || timeoutMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      const unsubscribe = this.subscribe(() => {
+        if (this.rv >= rv) done();
+      });
+    });
+  }
+
   subscribe(listener: StoreListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

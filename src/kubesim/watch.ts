@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Logger } from '../log/logger.js';
 import type { ResourceDef } from './resources/registry.js';
 import { apiVersionOf, resourceKey } from './resources/registry.js';
 import { matches, type ObjectFilter } from './selectors.js';
@@ -10,6 +11,13 @@ import type { KubeObject, WatchEventType } from './types.js';
  * Watch streams as the apiserver's watch cache serves them: newline-delimited JSON events,
  * selector transitions turned into ADDED/DELETED, BOOKMARKs on request, server-side timeout,
  * and a 410 ERROR event when the requested history has been compacted.
+ *
+ * Each stream honours backpressure: the initial state is written as the client reads it, and live
+ * events wait in a per-watcher queue while the socket is full. A queue that grows past
+ * `bufferBytes` means the client cannot keep up: like the watch cache's cacheWatcher, the watch is
+ * then terminated (a clean end of the stream, queued events dropped) and the client re-watches
+ * from the last resourceVersion it saw. Bookmarks are skipped while anything is queued, so a
+ * bookmark never claims an RV whose events the client has not received.
  */
 
 export interface WatchRequest {
@@ -24,6 +32,11 @@ export interface WatchRequest {
   sendInitialEvents: boolean;
 }
 
+interface Line {
+  type: WatchEventType;
+  object: unknown;
+}
+
 interface Watcher {
   req: WatchRequest;
   res: ServerResponse;
@@ -31,6 +44,22 @@ interface Watcher {
   /** A hung stream never writes again: it models a half-open TCP connection. */
   hung: boolean;
   timers: NodeJS.Timeout[];
+  /** Initial state or history replay not yet written (serialised lazily, as the client reads). */
+  initial: Line[];
+  /** Live events waiting for the socket to drain, already serialised. */
+  queue: string[];
+  queuedBytes: number;
+  /** Waiting for 'drain' before writing more. */
+  blocked: boolean;
+  /** Ended (timeout, slow reader, compacted RV): nothing more is written. */
+  done: boolean;
+}
+
+export interface WatchHubOptions {
+  bookmarkIntervalMs: number;
+  /** Live-event bytes a watcher may have queued before it is closed as too slow. */
+  bufferBytes: number;
+  log: Logger;
 }
 
 export class WatchHub {
@@ -40,7 +69,7 @@ export class WatchHub {
 
   constructor(
     private readonly store: Store,
-    private readonly bookmarkIntervalMs: number,
+    private readonly opts: WatchHubOptions,
   ) {
     this.unsubscribe = store.subscribe((ev) => {
       for (const w of this.watchers) this.deliver(w, ev);
@@ -55,17 +84,35 @@ export class WatchHub {
     });
     // Headers go out at once, as the apiserver flushes them before the first event.
     res.flushHeaders();
-    const w: Watcher = { req, res, resource: resourceKey(req.def), hung: this.hanging, timers: [] };
+    const w: Watcher = {
+      req,
+      res,
+      resource: resourceKey(req.def),
+      hung: this.hanging,
+      timers: [],
+      initial: [],
+      queue: [],
+      queuedBytes: 0,
+      blocked: false,
+      done: false,
+    };
     this.watchers.add(w);
     res.on('close', () => this.forget(w));
+    res.on('drain', () => {
+      w.blocked = false;
+      this.pump(w);
+    });
     if (w.hung) return;
 
     if (req.resourceVersion === undefined || req.sendInitialEvents) {
       for (const obj of this.store.list(w.resource, req.namespace)) {
-        if (matches(req.filter, obj)) this.write(w, 'ADDED', obj);
+        if (matches(req.filter, obj)) w.initial.push({ type: 'ADDED', object: obj });
       }
       if (req.sendInitialEvents) {
-        this.write(w, 'BOOKMARK', this.bookmarkObject(req.def, { 'k8s.io/initial-events-end': 'true' }));
+        w.initial.push({
+          type: 'BOOKMARK',
+          object: this.bookmarkObject(req.def, { 'k8s.io/initial-events-end': 'true' }),
+        });
       }
     } else {
       const history = this.store.eventsSince(req.resourceVersion);
@@ -73,24 +120,28 @@ export class WatchHub {
         const status = errors.expired(
           `too old resource version: ${req.resourceVersion} (${this.store.oldestAvailableRv()})`,
         ).status;
-        this.write(w, 'ERROR', status);
-        res.end();
+        w.initial.push({ type: 'ERROR', object: status });
+        this.pump(w);
+        this.end(w);
         return;
       }
-      for (const ev of history) this.deliver(w, ev);
+      for (const ev of history) w.initial.push(...this.convert(w, ev));
     }
+    this.pump(w);
 
     if (req.allowBookmarks) {
       w.timers.push(
         setInterval(() => {
-          if (!w.hung) this.write(w, 'BOOKMARK', this.bookmarkObject(req.def));
-        }, this.bookmarkIntervalMs),
+          // Like the cacher's non-blocking bookmark: skipped while the client is behind.
+          if (w.hung || w.blocked || w.initial.length || w.queue.length) return;
+          this.writeLine(w, this.line('BOOKMARK', this.bookmarkObject(req.def)));
+        }, this.opts.bookmarkIntervalMs),
       );
     }
     if (req.timeoutSeconds !== undefined && req.timeoutSeconds > 0) {
       w.timers.push(
         setTimeout(() => {
-          if (!w.hung) res.end();
+          if (!w.hung) this.end(w);
         }, req.timeoutSeconds * 1000),
       );
     }
@@ -123,7 +174,42 @@ export class WatchHub {
   private forget(w: Watcher): void {
     for (const t of w.timers) clearTimeout(t);
     w.timers = [];
+    w.initial = [];
+    w.queue = [];
+    w.queuedBytes = 0;
     this.watchers.delete(w);
+  }
+
+  /** Ends the stream cleanly after what was already handed to the socket; drops the rest. */
+  private end(w: Watcher): void {
+    if (w.done) return;
+    w.done = true;
+    this.forget(w);
+    if (!w.res.writableEnded && !w.res.destroyed) w.res.end();
+  }
+
+  /** Writes initial lines, then queued live lines, until the socket asks us to wait. */
+  private pump(w: Watcher): void {
+    while (!w.blocked && !w.done && !w.hung) {
+      const first = w.initial.shift();
+      let text: string | undefined;
+      if (first) text = this.line(first.type, first.object);
+      else {
+        text = w.queue.shift();
+        if (text !== undefined) w.queuedBytes -= Buffer.byteLength(text);
+      }
+      if (text === undefined) return;
+      this.writeLine(w, text);
+    }
+  }
+
+  private writeLine(w: Watcher, text: string): void {
+    if (w.res.writableEnded || w.res.destroyed) return;
+    if (!w.res.write(text)) w.blocked = true;
+  }
+
+  private line(type: WatchEventType, object: unknown): string {
+    return `${JSON.stringify({ type, object })}\n`;
   }
 
   /** A BOOKMARK carries only kind, apiVersion and the RV the watcher has been brought up to. */
@@ -138,31 +224,52 @@ export class WatchHub {
     };
   }
 
-  /** The watch cache's selector transitions (cacheWatcher.convertToWatchEvent). */
+  /** A live event: straight to the socket when nothing waits, else queued (and bounded). */
   private deliver(w: Watcher, ev: StoreEvent): void {
-    if (w.hung || ev.resource !== w.resource) return;
-    if (w.req.namespace && ev.object.metadata.namespace !== w.req.namespace) return;
+    if (w.hung || w.done) return;
+    for (const { type, object } of this.convert(w, ev)) {
+      const text = this.line(type, object);
+      if (!w.blocked && !w.initial.length && !w.queue.length) {
+        this.writeLine(w, text);
+        continue;
+      }
+      w.queue.push(text);
+      w.queuedBytes += Buffer.byteLength(text);
+      if (w.queuedBytes > this.opts.bufferBytes) {
+        this.opts.log.info(
+          {
+            resource: w.resource,
+            namespace: w.req.namespace,
+            queuedBytes: w.queuedBytes,
+            queuedEvents: w.queue.length,
+            bufferBytes: this.opts.bufferBytes,
+          },
+          'kubesim closed a slow watcher',
+        );
+        this.end(w);
+        return;
+      }
+    }
+  }
+
+  /** The watch cache's selector transitions (cacheWatcher.convertToWatchEvent). */
+  private convert(w: Watcher, ev: StoreEvent): Line[] {
+    if (ev.resource !== w.resource) return [];
+    if (w.req.namespace && ev.object.metadata.namespace !== w.req.namespace) return [];
     const f = w.req.filter;
     const cur = ev.type !== 'DELETED' && matches(f, ev.object);
     const old = ev.prev !== undefined && matches(f, ev.prev);
-    if (ev.type === 'DELETED') {
-      if (old) this.write(w, 'DELETED', ev.object);
-    } else if (cur && !old) {
-      this.write(w, 'ADDED', ev.object);
-    } else if (cur && old) {
-      this.write(w, 'MODIFIED', ev.object);
-    } else if (!cur && old && ev.prev) {
+    if (ev.type === 'DELETED') return old ? [{ type: 'DELETED', object: ev.object }] : [];
+    if (cur && !old) return [{ type: 'ADDED', object: ev.object }];
+    if (cur && old) return [{ type: 'MODIFIED', object: ev.object }];
+    if (!cur && old && ev.prev) {
       // Leaving the selection: the previous content, stamped with this event's RV.
       const gone: KubeObject = {
         ...ev.prev,
         metadata: { ...ev.prev.metadata, resourceVersion: String(ev.rv) },
       };
-      this.write(w, 'DELETED', gone);
+      return [{ type: 'DELETED', object: gone }];
     }
-  }
-
-  private write(w: Watcher, type: WatchEventType, object: unknown): void {
-    if (w.res.writableEnded || w.res.destroyed) return;
-    w.res.write(`${JSON.stringify({ type, object })}\n`);
+    return [];
   }
 }

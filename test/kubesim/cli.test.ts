@@ -34,7 +34,8 @@ describe('endpoint-binder kubesim', () => {
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let buf = '';
-        const timer = setTimeout(() => reject(new Error(`no log line: ${buf}`)), 15_000);
+        // tsx compiles the whole CLI first: slow on a loaded 2-core machine.
+        const timer = setTimeout(() => reject(new Error(`no log line: ${buf}`)), 60_000);
         child.stdout.setEncoding('utf8');
         child.stdout.on('data', (c: string) => {
           buf += c;
@@ -62,5 +63,5 @@ describe('endpoint-binder kubesim', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 90_000);
 });

@@ -14,7 +14,8 @@ describe('kubesim CRUD semantics', () => {
     expect(created.body.apiVersion).toBe('v1');
     expect(meta.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(meta.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(meta.generation).toBe(1);
+    // A real Service has no metadata.generation (its strategy does not track one).
+    expect(meta.generation).toBeUndefined();
     expect(meta.namespace).toBe('default');
     expect(created.body.spec).toMatchObject({
       type: 'ClusterIP',
@@ -97,26 +98,18 @@ describe('kubesim CRUD semantics', () => {
     expect(m.body.reason).toBe('MethodNotAllowed');
   });
 
-  it('PUT: requires resourceVersion for services (422), 409 on a stale one, bumps generation on spec change', async () => {
+  it('PUT: a Service without resourceVersion is an unconditional update, a stale one is 409', async () => {
     const sim = await start();
     const created = await createSvc(sim, 'default', 'u');
-    const noRv = await api(sim, 'PUT', `${SVC}/u`, svc('u'));
-    expect(noRv.status).toBe(422);
-    expect(noRv.body.message).toBe(
-      'services "u" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
-    );
-    expect(noRv.body.details.causes).toEqual([
-      {
-        reason: 'FieldValueInvalid',
-        message: 'Invalid value: 0x0: must be specified for an update',
-        field: 'metadata.resourceVersion',
-      },
-    ]);
+    const noRv = await api(sim, 'PUT', `${SVC}/u`, svc('u', { ports: [{ port: 82 }] }));
+    expect(noRv.status).toBe(200);
+    expect(noRv.body.spec.ports[0].port).toBe(82);
+    expect(noRv.body.spec.clusterIP).toBe(created.spec.clusterIP);
 
-    const body = { ...created, spec: { ...created.spec, ports: [{ port: 81 }] } };
+    const body = { ...noRv.body, spec: { ...noRv.body.spec, ports: [{ port: 81 }] } };
     const ok = await api(sim, 'PUT', `${SVC}/u`, body);
     expect(ok.status).toBe(200);
-    expect(ok.body.metadata.generation).toBe(2);
+    expect(ok.body.metadata.generation).toBeUndefined();
     expect(ok.body.spec.clusterIP).toBe(created.spec.clusterIP);
 
     const stale = await api(sim, 'PUT', `${SVC}/u`, body);
@@ -137,13 +130,14 @@ describe('kubesim CRUD semantics', () => {
     expect(r.body.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
   });
 
-  it('PUT: 404 on a missing service, 400 on a name mismatch', async () => {
+  it('PUT: creates a missing service (whatever RV it carries), 400 on a name mismatch', async () => {
     const sim = await start();
     const missing = await api(sim, 'PUT', `${SVC}/ghost`, {
       ...svc('ghost'),
       metadata: { name: 'ghost', resourceVersion: '5' },
     });
-    expect(missing.status).toBe(404);
+    expect(missing.status).toBe(201);
+    expect(missing.body.metadata.resourceVersion).not.toBe('5');
     await createSvc(sim, 'default', 'a');
     const mismatch = await api(sim, 'PUT', `${SVC}/a`, svc('b'));
     expect(mismatch.status).toBe(400);
@@ -183,7 +177,6 @@ describe('kubesim CRUD semantics', () => {
     );
     expect(merge.status).toBe(200);
     expect(merge.body.metadata.labels).toEqual({ a: 'b' });
-    expect(merge.body.metadata.generation).toBe(1);
     const strategic = await api(
       sim,
       'PATCH',
@@ -220,7 +213,6 @@ describe('kubesim CRUD semantics', () => {
     expect(r.status).toBe(200);
     expect(r.body.metadata.labels).toEqual({ k: 'v' });
     expect(r.body.spec.ports[0].port).toBe(8080);
-    expect(r.body.metadata.generation).toBe(2);
     const failed = await api(
       sim,
       'PATCH',
@@ -311,7 +303,7 @@ describe('kubesim CRUD semantics', () => {
     expect((await api(sim, 'GET', `${SVC}/f`)).status).toBe(404);
   });
 
-  it('leases: full CRUD, unconditional update allowed, optimistic concurrency on stale RV', async () => {
+  it('leases: full CRUD, optimistic concurrency on stale RV', async () => {
     const sim = await start();
     const L = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
     const c = await api(sim, 'POST', L, {
@@ -327,11 +319,11 @@ describe('kubesim CRUD semantics', () => {
     expect(list.body.kind).toBe('LeaseList');
     expect(list.body.apiVersion).toBe('coordination.k8s.io/v1');
     expect(list.body.items).toHaveLength(1);
-    const uncond = await api(sim, 'PUT', `${L}/leader`, {
-      metadata: { name: 'leader' },
+    const update = await api(sim, 'PUT', `${L}/leader`, {
+      metadata: { name: 'leader', resourceVersion: c.body.metadata.resourceVersion },
       spec: { holderIdentity: 'b' },
     });
-    expect(uncond.status).toBe(200);
+    expect(update.status).toBe(200);
     const stale = await api(sim, 'PUT', `${L}/leader`, { ...c.body, spec: { holderIdentity: 'c' } });
     expect(stale.status).toBe(409);
     expect(stale.body.message).toContain(

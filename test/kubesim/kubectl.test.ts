@@ -97,6 +97,46 @@ describe.skipIf('skip' in tool)('kubectl against kubesim', () => {
     expect(gone.stderr).toContain('services "web" not found');
   });
 
+  it('replaces a Service: creates a missing one, updates without a resourceVersion, refuses a stale one', async () => {
+    const manifest = service(80).replace('name: web', 'name: swap');
+    const created = await kubectl(['replace', '--validate=false', '-f', '-'], manifest);
+    expect(created.stderr).toBe('');
+    expect(created.stdout.trim()).toBe('service/swap replaced');
+    const first = JSON.parse((await kubectl(['get', 'service', 'swap', '-o', 'json'])).stdout) as {
+      metadata: { resourceVersion: string; generation?: number };
+      spec: { clusterIP: string };
+    };
+    expect(first.metadata.generation).toBeUndefined();
+
+    const replaced = await kubectl(
+      ['replace', '--validate=false', '-f', '-'],
+      service(90).replace('name: web', 'name: swap'),
+    );
+    expect(replaced.stderr).toBe('');
+    expect(replaced.stdout.trim()).toBe('service/swap replaced');
+    const second = JSON.parse((await kubectl(['get', 'service', 'swap', '-o', 'json'])).stdout) as {
+      metadata: { resourceVersion: string };
+      spec: { clusterIP: string; ports: { port: number }[] };
+    };
+    expect(second.spec.ports.map((p) => p.port)).toEqual([90]);
+    expect(second.spec.clusterIP).toBe(first.spec.clusterIP);
+
+    const stale = await kubectl(
+      ['replace', '--validate=false', '-f', '-'],
+      service(91)
+        .replace('name: web', 'name: swap')
+        .replace(
+          'namespace: default',
+          `namespace: default\n  resourceVersion: "${first.metadata.resourceVersion}"`,
+        ),
+    );
+    expect(stale.code).not.toBe(0);
+    expect(stale.stderr).toContain(
+      'Operation cannot be fulfilled on services "swap": the object has been modified; please apply your changes to the latest version and try again',
+    );
+    await kubectl(['delete', 'service', 'swap']);
+  });
+
   it('prints validation errors with the field paths of a real server', async () => {
     const bad = `apiVersion: v1
 kind: Service

@@ -150,7 +150,7 @@ describe('kubesim list', () => {
   });
 
   it('resourceVersion + resourceVersionMatch=Exact reads history; compacted → 410; future → 504', async () => {
-    const sim = await start();
+    const sim = await start({ futureResourceVersionWaitMs: 50 });
     const a = await createSvc(sim, 'default', 'a');
     await createSvc(sim, 'default', 'b');
     const exact = await api(

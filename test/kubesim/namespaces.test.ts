@@ -3,8 +3,9 @@ import { api, createNs, createSvc, openWatch, sleep, svc, useSim } from './helpe
 
 const start = useSim();
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, tries = 100): Promise<T> {
-  for (let i = 0; i < tries; i++) {
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
     const v = await fn();
     if (ok(v)) return v;
     await sleep(10);
@@ -14,7 +15,8 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, tries = 100
 
 describe('kubesim namespaces', () => {
   it('a deleted namespace goes Terminating, forbids new content, then vanishes with its content', async () => {
-    const sim = await start({ namespaceFinalizeDelayMs: 150 });
+    // Long enough for the checks made while Terminating, even on a loaded machine.
+    const sim = await start({ namespaceFinalizeDelayMs: 1500 });
     await createNs(sim, 'doomed');
     const s = await createSvc(sim, 'doomed', 'web');
     await api(sim, 'POST', '/apis/coordination.k8s.io/v1/namespaces/doomed/leases', {

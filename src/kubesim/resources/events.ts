@@ -1,43 +1,14 @@
-import { z } from 'zod';
 import { isRecord, type KubeObject } from '../types.js';
 import { field, type FieldError } from '../validation/field.js';
 import { isDNS1123Subdomain } from '../validation/names.js';
 import { decodeWith } from './decode.js';
+import { coreEventObjectSchema, eventsV1ObjectSchema } from './event-schema.js';
 import type { ResourceDef } from './registry.js';
 
 /**
  * Events in both API groups. A real server stores them once and converts between the views;
  * kubesim keeps two separate collections (see docs/kubesim.md), which is enough for a recorder.
  */
-
-const objectRef = z.looseObject({
-  kind: z.string().optional(),
-  namespace: z.string().optional(),
-  name: z.string().optional(),
-  uid: z.string().optional(),
-  apiVersion: z.string().optional(),
-  fieldPath: z.string().optional(),
-});
-
-const coreEventSchema = z.looseObject({
-  involvedObject: objectRef.optional(),
-  reason: z.string().optional(),
-  message: z.string().optional(),
-  type: z.string().optional(),
-  count: z.number().int().optional(),
-  source: z.looseObject({ component: z.string().optional(), host: z.string().optional() }).optional(),
-});
-
-const eventsV1Schema = z.looseObject({
-  eventTime: z.string().optional(),
-  regarding: objectRef.optional(),
-  reason: z.string().optional(),
-  note: z.string().optional(),
-  type: z.string().optional(),
-  action: z.string().optional(),
-  reportingController: z.string().optional(),
-  reportingInstance: z.string().optional(),
-});
 
 const TYPES = ['Normal', 'Warning'];
 
@@ -55,6 +26,7 @@ const common = {
   singular: 'event',
   namespaced: true,
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  // pkg/registry/core/event/strategy.go (serves both API groups).
   allowCreateOnUpdate: true,
   allowUnconditionalUpdate: true,
   returnDeletedObject: false,
@@ -68,7 +40,8 @@ export function coreEventResource(): ResourceDef {
     group: '',
     shortNames: ['ev'],
     verbs: [...common.verbs],
-    decode: (obj) => decodeWith(coreEventSchema, obj, 'Event', 'v1'),
+    schema: coreEventObjectSchema,
+    decode: (obj) => decodeWith(coreEventObjectSchema, obj, 'Event', 'v1'),
     validate(obj) {
       const errs: FieldError[] = [];
       const ns = str(obj, 'involvedObject', 'namespace');
@@ -97,7 +70,8 @@ export function eventsV1Resource(): ResourceDef {
     group: 'events.k8s.io',
     shortNames: ['ev'],
     verbs: [...common.verbs],
-    decode: (obj) => decodeWith(eventsV1Schema, obj, 'Event', 'events.k8s.io/v1'),
+    schema: eventsV1ObjectSchema,
+    decode: (obj) => decodeWith(eventsV1ObjectSchema, obj, 'Event', 'events.k8s.io/v1'),
     validate(obj) {
       // ValidateEventCreate for requests through events.k8s.io/v1.
       const errs: FieldError[] = [];

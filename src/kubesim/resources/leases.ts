@@ -1,22 +1,9 @@
-import { z } from 'zod';
 import type { KubeObject } from '../types.js';
 import { field, type FieldError } from '../validation/field.js';
 import { isDNS1123Subdomain } from '../validation/names.js';
 import { decodeWith } from './decode.js';
+import { leaseObjectSchema, leaseSpecFullSchema } from './lease-schema.js';
 import type { ResourceDef } from './registry.js';
-
-const microTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not an RFC 3339 time');
-
-const leaseSpecSchema = z.looseObject({
-  holderIdentity: z.string().optional(),
-  leaseDurationSeconds: z.number().int().optional(),
-  acquireTime: microTime.optional(),
-  renewTime: microTime.optional(),
-  leaseTransitions: z.number().int().optional(),
-  strategy: z.string().optional(),
-  preferredHolder: z.string().optional(),
-});
-const leaseBodySchema = z.looseObject({ spec: leaseSpecSchema.optional() });
 
 /** metav1.MicroTime serialises with exactly six fractional digits in UTC. */
 function formatMicroTime(s: string): string {
@@ -26,7 +13,7 @@ function formatMicroTime(s: string): string {
 }
 
 function leaseSpec(obj: KubeObject) {
-  return leaseSpecSchema.parse(obj.spec ?? {});
+  return leaseSpecFullSchema.parse(obj.spec ?? {});
 }
 
 export function leaseResource(): ResourceDef {
@@ -39,12 +26,14 @@ export function leaseResource(): ResourceDef {
     singular: 'lease',
     namespaced: true,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    allowCreateOnUpdate: false,
-    allowUnconditionalUpdate: true,
+    // pkg/registry/coordination/lease/strategy.go: PUT may create, but every update needs an RV.
+    allowCreateOnUpdate: true,
+    allowUnconditionalUpdate: false,
     returnDeletedObject: false,
     tracksGeneration: false,
     nameRule: isDNS1123Subdomain,
-    decode: (obj) => decodeWith(leaseBodySchema, obj, 'Lease', 'coordination.k8s.io/v1'),
+    schema: leaseObjectSchema,
+    decode: (obj) => decodeWith(leaseObjectSchema, obj, 'Lease', 'coordination.k8s.io/v1'),
     prepare(obj) {
       const spec = leaseSpec(obj);
       if (spec.acquireTime) spec.acquireTime = formatMicroTime(spec.acquireTime);

@@ -1,13 +1,8 @@
-import { z } from 'zod';
 import { isRecord } from '../types.js';
 import { isDNS1123Label } from '../validation/names.js';
 import { decodeWith } from './decode.js';
+import { namespaceObjectSchema } from './namespace-schema.js';
 import type { ResourceDef } from './registry.js';
-
-const namespaceBodySchema = z.looseObject({
-  spec: z.looseObject({ finalizers: z.array(z.string()).optional() }).optional(),
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
-});
 
 /** The label every namespace carries since 1.21 (NamespaceDefaultLabelName), kept in sync with the name. */
 const NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -23,12 +18,14 @@ export function namespaceResource(): ResourceDef {
     shortNames: ['ns'],
     namespaced: false,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    // pkg/registry/core/namespace/strategy.go.
     allowCreateOnUpdate: false,
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
     tracksGeneration: false,
     nameRule: isDNS1123Label,
-    decode: (obj) => decodeWith(namespaceBodySchema, obj, 'Namespace', 'v1'),
+    schema: namespaceObjectSchema,
+    decode: (obj) => decodeWith(namespaceObjectSchema, obj, 'Namespace', 'v1'),
     prepare(obj, old) {
       obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [NAME_LABEL]: obj.metadata.name };
       if (old) {

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { KubeObject, Verb } from '../types.js';
 import type { MergeKeys } from '../strategic-merge.js';
 import type { FieldError } from '../validation/field.js';
@@ -25,6 +26,12 @@ export interface ResourceDef {
   returnDeletedObject: boolean;
   /** metadata.generation starts at 1 and is bumped when `spec` changes. */
   tracksGeneration: boolean;
+  /**
+   * Every field a real object of this kind can have (a `*-schema.ts` file): the one place that
+   * knows the kind's fields, for unknown-field detection (fieldValidation), the structural decode
+   * and the OpenAPI documents.
+   */
+  schema: z.ZodType;
   /** The rule for metadata.name (DNS-1035 label, DNS-1123 subdomain, ...). */
   nameRule: (name: string) => string[];
   /**

@@ -5,13 +5,13 @@ import { isDNS1035Label } from '../validation/names.js';
 import {
   needsClusterIP,
   needsNodePorts,
-  serviceBodySchema,
   serviceSpec,
   validateServiceSpec,
   validateServiceSpecUpdate,
   type ServiceSpec,
 } from '../validation/service.js';
 import { decodeWith } from './decode.js';
+import { serviceObjectSchema } from './service-schema.js';
 import type { ResourceDef } from './registry.js';
 
 /** Defaulting as SetDefaults_Service / SetDefaults_ServicePort do it. */
@@ -100,13 +100,15 @@ export function serviceResource(ips: IpAllocator, nodePorts: PortAllocator): Res
     shortNames: ['svc'],
     namespaced: true,
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    allowCreateOnUpdate: false,
-    allowUnconditionalUpdate: false,
+    // pkg/registry/core/service/strategy.go: both true; Services have no metadata.generation.
+    allowCreateOnUpdate: true,
+    allowUnconditionalUpdate: true,
     returnDeletedObject: true,
-    tracksGeneration: true,
+    tracksGeneration: false,
     mergeKeys: { 'spec.ports': 'port' },
     nameRule: isDNS1035Label,
-    decode: (obj) => decodeWith(serviceBodySchema, obj, 'Service', 'v1'),
+    schema: serviceObjectSchema,
+    decode: (obj) => decodeWith(serviceObjectSchema, obj, 'Service', 'v1'),
     prepare(obj, old) {
       const spec = serviceSpec(obj);
       applyDefaults(spec);

@@ -1,4 +1,6 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { servicePortSchema } from '../resources/service-schema.js';
+import { serviceSpecFullSchema } from '../resources/service-schema.js';
 import type { KubeObject } from '../types.js';
 import { parseIPv4 } from '../ipalloc.js';
 import { field, goValue, type FieldError } from './field.js';
@@ -13,40 +15,13 @@ import { isDNS1123Label, isDNS1123Subdomain, isValidPortName, isValidPortNum } f
 export const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
-const servicePortSchema = z.looseObject({
-  name: z.string().optional(),
-  protocol: z.string().optional(),
-  appProtocol: z.string().optional(),
-  port: z.number().int().optional(),
-  targetPort: z.union([z.number().int(), z.string()]).optional(),
-  nodePort: z.number().int().optional(),
-});
-
-export const serviceSpecSchema = z.looseObject({
-  type: z.string().optional(),
-  ports: z.array(servicePortSchema).optional(),
-  selector: z.record(z.string(), z.string()).optional(),
-  clusterIP: z.string().optional(),
-  clusterIPs: z.array(z.string()).optional(),
-  externalName: z.string().optional(),
-  sessionAffinity: z.string().optional(),
-  ipFamilies: z.array(z.string()).optional(),
-  ipFamilyPolicy: z.string().optional(),
-  internalTrafficPolicy: z.string().optional(),
-  externalTrafficPolicy: z.string().optional(),
-});
-
-export const serviceBodySchema = z.looseObject({
-  spec: serviceSpecSchema.optional(),
-  status: z.looseObject({}).optional(),
-});
-
-export type ServiceSpec = z.infer<typeof serviceSpecSchema>;
+/** The typed views come from the kind's one full schema (resources/service-schema.ts). */
+export type ServiceSpec = z.infer<typeof serviceSpecFullSchema>;
 export type ServicePort = z.infer<typeof servicePortSchema>;
 
 /** The typed spec of an object that already passed decode. */
 export function serviceSpec(obj: KubeObject): ServiceSpec {
-  return serviceSpecSchema.parse(obj.spec ?? {});
+  return serviceSpecFullSchema.parse(obj.spec ?? {});
 }
 
 /** ExternalName is the one type without a cluster IP (and hence without allocations). */
