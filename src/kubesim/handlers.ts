@@ -23,6 +23,8 @@ import { validateObjectMeta } from './validation/meta.js';
 export interface Reply {
   status: number;
   body: unknown;
+  /** Extra response headers (a Table's Content-Type). */
+  headers?: Record<string, string>;
 }
 
 const OPTIMISTIC_LOCK =

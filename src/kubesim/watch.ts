@@ -22,6 +22,8 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   /** sendInitialEvents=true: synthetic ADDED, then a BOOKMARK marking the end of the initial state. */
   sendInitialEvents: boolean;
+  /** Re-encodes each event's object (server-side printing: Tables); see table/. */
+  encode?: (type: WatchEventType, object: unknown) => unknown;
 }
 
 interface Watcher {
@@ -163,6 +165,7 @@ export class WatchHub {
 
   private write(w: Watcher, type: WatchEventType, object: unknown): void {
     if (w.res.writableEnded || w.res.destroyed) return;
-    w.res.write(`${JSON.stringify({ type, object })}\n`);
+    const out = w.req.encode ? w.req.encode(type, object) : object;
+    w.res.write(`${JSON.stringify({ type, object: out })}\n`);
   }
 }
