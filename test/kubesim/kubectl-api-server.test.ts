@@ -166,6 +166,53 @@ describe.skipIf('skip' in tool)('kubectl against kubesim: OpenAPI, Tables, proto
     expect(cell('api')).toBe('');
   });
 
+  it('get events and kubectl events print events as on a cluster', async () => {
+    const ago = (min: number) => new Date(Date.now() - min * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    const created = await kubectl(
+      ['create', '-f', '-'],
+      `apiVersion: v1
+kind: Event
+metadata: {name: web.1, namespace: default}
+involvedObject: {kind: Service, name: web, namespace: default}
+reason: Projected
+message: bound to 3 endpoints
+type: Normal
+source: {component: endpoint-binder}
+firstTimestamp: "${ago(30)}"
+lastTimestamp: "${ago(10)}"
+count: 3
+`,
+    );
+    expect(created.stdout.trim()).toBe('event/web.1 created');
+    const get = table((await kubectl(['get', 'events'])).stdout);
+    expect(get[0]).toEqual(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+    expect(get[1]).toEqual([
+      expect.stringMatching(/^1\dm$/),
+      'Normal',
+      'Projected',
+      'service/web',
+      'bound to 3 endpoints',
+    ]);
+    const wide = table((await kubectl(['get', 'events', '-o', 'wide'])).stdout);
+    expect(wide[0]).toEqual([
+      'LAST SEEN',
+      'TYPE',
+      'REASON',
+      'OBJECT',
+      'SUBOBJECT',
+      'SOURCE',
+      'MESSAGE',
+      'FIRST SEEN',
+      'COUNT',
+      'NAME',
+    ]);
+    const events = await kubectl(['events']);
+    expect(events.stderr).toBe('');
+    expect(events.stdout).toMatch(
+      /1\dm \(x3 over 3\dm\)\s+Normal\s+Projected\s+Service\/web\s+bound to 3 endpoints/,
+    );
+  });
+
   it('create namespace and create service send protobuf, which kubesim decodes', async () => {
     const ns = await kubectl(['create', 'namespace', 'team-a']);
     expect(ns.stderr).toBe('');
