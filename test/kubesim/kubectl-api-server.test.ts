@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -233,6 +233,30 @@ count: 3
     const got = JSON.parse((await kubectl(['get', 'svc', 'backend', '-n', 'team-a', '-o', 'json'])).stdout);
     expect(got.spec.ports).toEqual([{ name: '5678-8080', port: 5678, protocol: 'TCP', targetPort: 8080 }]);
     expect(got.spec.selector).toEqual({ app: 'backend' });
+  });
+
+  it('helm validates a chart against the OpenAPI documents', async () => {
+    const helm = k8sTool('helm');
+    if ('skip' in helm) return;
+    const dir = mkdtempSync(join(tmpdir(), 'eb-helm-'));
+    mkdirSync(join(dir, 'chart', 'templates'), { recursive: true });
+    writeFileSync(join(dir, 'chart', 'Chart.yaml'), 'apiVersion: v2\nname: demo\nversion: 0.1.0\n');
+    writeFileSync(join(dir, 'chart', 'templates', 'svc.yaml'), service('{{ .Release.Name }}-svc', 80));
+    const kubeconfig = baseArgs[1]!;
+    const env = { ...process.env, HELM_CACHE_HOME: dir, HELM_CONFIG_HOME: dir, HELM_DATA_HOME: dir };
+    const res = await run(
+      helm.path,
+      ['template', 'demo', join(dir, 'chart'), '--validate', '--kubeconfig', kubeconfig],
+      {
+        env,
+        timeout: 30_000,
+      },
+    ).catch((err: { stdout?: string; stderr?: string }) => ({
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? '',
+    }));
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toContain('name: demo-svc');
   });
 
   it('get -w streams new rows as a real server does', async () => {

@@ -18,7 +18,7 @@ function tidy(node: unknown, dialect: Dialect): unknown {
   if (!isRecord(node)) return node;
   const out: SchemaObject = {};
   for (const [k, v] of Object.entries(node)) {
-    if (k === '$id' || k === 'id') continue;
+    if (k === '$id') continue;
     // zod states the safe-integer bounds of JS numbers; the format says it all for Go's ints.
     if ((k === 'minimum' || k === 'maximum') && node.type === 'integer') continue;
     if (k === 'gvk') out['x-kubernetes-group-version-kind'] = v;
