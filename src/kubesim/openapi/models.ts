@@ -183,11 +183,9 @@ const Condition = model(
       .string()
       .meta({ description: 'A human readable message indicating details about the transition.' }),
     observedGeneration: int64('The .metadata.generation that the condition was set based upon.'),
-    reason: z
-      .string()
-      .meta({
-        description: "A programmatic identifier indicating the reason for the condition's last transition.",
-      }),
+    reason: z.string().meta({
+      description: "A programmatic identifier indicating the reason for the condition's last transition.",
+    }),
     status: z.string().meta({ description: 'Status of the condition, one of True, False, Unknown.' }),
     type: z.string().meta({ description: 'Type of condition in CamelCase or in foo.example.com/CamelCase.' }),
   }),
@@ -397,12 +395,10 @@ const PortStatus = model(
   'io.k8s.api.core.v1.PortStatus',
   z.object({
     error: str('The error condition of this service port, if any.'),
-    port: z
-      .int32()
-      .meta({
-        description: 'The port number of the service port of which status is recorded here.',
-        format: 'int32',
-      }),
+    port: z.int32().meta({
+      description: 'The port number of the service port of which status is recorded here.',
+      format: 'int32',
+    }),
     protocol: oneOf(
       ['SCTP', 'TCP', 'UDP'],
       'The protocol of the service port of which status is recorded here.',
@@ -654,12 +650,10 @@ const eventsGvk = (kind: string) => ({ group: 'events.k8s.io', version: 'v1', ki
 const EventsSeries = model(
   'io.k8s.api.events.v1.EventSeries',
   z.object({
-    count: z
-      .int32()
-      .meta({
-        description: 'The number of occurrences in this series up to the last heartbeat time.',
-        format: 'int32',
-      }),
+    count: z.int32().meta({
+      description: 'The number of occurrences in this series up to the last heartbeat time.',
+      format: 'int32',
+    }),
     lastObservedTime: MicroTime.meta({
       description: 'The time when last Event from the series was seen before last heartbeat.',
     }),
