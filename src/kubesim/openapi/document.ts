@@ -65,7 +65,6 @@ function gvk(def: ResourceDef) {
 
 interface OpSpec {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
-  verb: Verb;
   action: string;
   operationId: string;
   description: string;
@@ -153,7 +152,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       collection,
       {
         method: 'get',
-        verb: 'list',
         action: 'list',
         operationId: id('list'),
         description: `list or watch objects of kind ${def.kind}`,
@@ -166,7 +164,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       collection,
       {
         method: 'post',
-        verb: 'create',
         action: 'post',
         operationId: id('create'),
         description: `create a ${def.kind}`,
@@ -180,7 +177,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       item,
       {
         method: 'get',
-        verb: 'get',
         action: 'get',
         operationId: id('read'),
         description: `read the specified ${def.kind}`,
@@ -193,7 +189,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       item,
       {
         method: 'put',
-        verb: 'update',
         action: 'put',
         operationId: id('replace'),
         description: `replace the specified ${def.kind}`,
@@ -207,7 +202,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       item,
       {
         method: 'patch',
-        verb: 'patch',
         action: 'patch',
         operationId: id('patch'),
         description: `partially update the specified ${def.kind}`,
@@ -221,7 +215,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       item,
       {
         method: 'delete',
-        verb: 'delete',
         action: 'delete',
         operationId: id('delete'),
         description: `delete a ${def.kind}`,
@@ -235,7 +228,6 @@ function resourcePaths(dialect: Dialect, s: Served): Record<string, SchemaObject
       `${prefix}/${def.plural}`,
       {
         method: 'get',
-        verb: 'list',
         action: 'list',
         operationId: `list${opInfix(def)}${def.kind}ForAllNamespaces`,
         description: `list or watch objects of kind ${def.kind}`,
