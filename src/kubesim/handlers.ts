@@ -35,6 +35,8 @@ export interface Reply {
   body: unknown;
   /** Texts for `Warning` headers (fieldValidation=Warn). */
   warnings?: string[];
+  /** Extra response headers (a Table's Content-Type). */
+  headers?: Record<string, string>;
 }
 
 /** A request body as the server front read it. */

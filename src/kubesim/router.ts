@@ -10,6 +10,8 @@ import type { Verb } from './types.js';
 export type Route =
   | { kind: 'public'; path: '/version' | '/healthz' | '/livez' | '/readyz' }
   | { kind: 'discovery'; path: string; group?: string; version?: string }
+  /** /openapi/v2, /openapi/v3[/...]: served by openapi/serve.ts. */
+  | { kind: 'openapi' }
   | {
       kind: 'resource';
       def: ResourceDef;
@@ -25,6 +27,7 @@ const PUBLIC = new Set(['/version', '/healthz', '/livez', '/readyz']);
 export function route(registry: Registry, pathname: string): Route {
   const path = pathname.replace(/\/+$/, '') || '/';
   if (PUBLIC.has(path)) return { kind: 'public', path: path as '/version' };
+  if (path === '/openapi' || path.startsWith('/openapi/')) return { kind: 'openapi' };
   let parts: string[];
   try {
     parts = path.split('/').filter(Boolean).map(decodeURIComponent);

@@ -10,6 +10,8 @@ import type { Faults } from './faults.js';
 import { buildFilter } from './filter.js';
 import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
 import { parseResourceVersion, validateListOptions } from './list.js';
+import { serveOpenApi } from './openapi/serve.js';
+import { PROTOBUF_TYPE, readProtobufObject } from './protobuf/index.js';
 import type { Registry, ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
@@ -17,7 +19,9 @@ import { ApiError, errors } from './status.js';
 import type { Store } from './store.js';
 import { findDuplicateKeys } from './validation/duplicate-fields.js';
 import { warningHeader } from './validation/field-validation.js';
-import type { WatchHub } from './watch.js';
+import { field, invalidError, type FieldError } from './validation/field.js';
+import { maybeTable, watchTable } from './table/index.js';
+import type { WatchHub, WatchRequest } from './watch.js';
 
 /**
  * The HTTP front: authentication, fault injection, routing, authorization, body reading and
@@ -81,12 +85,13 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Body types a real server decodes; kubesim speaks no protobuf or CBOR, and says so with a 415 like a server without them. */
+/** Body types a real server decodes; kubesim speaks no CBOR (and protobuf for a few kinds only), and says so with a 415 like a server without them. */
 const BODY_TYPES = ['application/json', 'application/yaml'];
 
 async function readObject(req: IncomingMessage, def: ResourceDef): Promise<RequestBody> {
   const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
-  if (!BODY_TYPES.includes(type)) throw errors.unsupportedMediaType(type, BODY_TYPES);
+  if (type === PROTOBUF_TYPE) return { value: await readProtobufObject(req, def), duplicates: [] };
+  if (!BODY_TYPES.includes(type)) throw errors.unsupportedMediaType(type, [...BODY_TYPES, PROTOBUF_TYPE]);
   const raw = await readBody(req);
   try {
     if (type === 'application/yaml') return { value: parseYaml(raw), duplicates: [] };
@@ -147,7 +152,8 @@ export class KubesimServer {
       await this.deps.faults.delay();
       const url = new URL(req.url ?? '/', 'http://kubesim');
       const reply = await this.dispatch(req, res, method, url);
-      if (reply) send(res, reply.status, reply.body, warningHeaders(reply.warnings));
+      if (reply)
+        send(res, reply.status, reply.body, { ...warningHeaders(reply.warnings), ...(reply.headers ?? {}) });
       log.debug({ method, path: url.pathname, status: reply?.status ?? 200 }, 'kubesim request');
     } catch (err) {
       if (err instanceof ApiError) {
@@ -182,6 +188,12 @@ export class KubesimServer {
     const user = auth.authenticate(req.headers.authorization);
     if (!user) throw errors.unauthorized();
     if (r.kind === 'unknown') throw errors.pathNotFound();
+    if (r.kind === 'openapi') {
+      const injected = faults.failureFor('get', undefined);
+      if (injected) throw injected;
+      serveOpenApi(req, res, registry.all(), url);
+      return undefined;
+    }
 
     if (r.kind === 'discovery') {
       if (method !== 'GET') throw errors.methodNotAllowed();
@@ -215,15 +227,15 @@ export class KubesimServer {
     if (!wq.success) throw errors.badRequest(wq.error.issues[0]?.message ?? 'invalid query');
     switch (verb) {
       case 'get':
-        return handlers.get(def, namespace, name ?? '');
+        return maybeTable(req, url, def, handlers.get(def, namespace, name ?? ''));
       case 'list':
         validateListOptions(query, false);
         await this.waitForFreshness(query);
-        return handlers.list(def, namespace, query);
+        return maybeTable(req, url, def, handlers.list(def, namespace, query));
       case 'watch':
         validateListOptions(query, true);
         await this.waitForFreshness(query);
-        this.serveWatch(def, namespace, name, query, res);
+        this.serveWatch(def, namespace, name, query, res, watchTable(req, url, def));
         return undefined;
       case 'create':
         return handlers.create(def, namespace, await readObject(req, def), wq.data);
@@ -267,6 +279,7 @@ export class KubesimServer {
     name: string | undefined,
     q: ListQuery,
     res: ServerResponse,
+    encode?: WatchRequest['encode'],
   ): void {
     // A watch on one object (legacy /watch/.../name) is a watch with a metadata.name field selector.
     const fieldSelector = [q.fieldSelector, name !== undefined ? `metadata.name=${name}` : undefined]
@@ -286,6 +299,7 @@ export class KubesimServer {
         allowBookmarks: q.allowWatchBookmarks === true,
         timeoutSeconds: q.timeoutSeconds,
         sendInitialEvents: q.sendInitialEvents === true,
+        encode,
       },
       res,
     );

@@ -30,6 +30,8 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   /** sendInitialEvents=true: synthetic ADDED, then a BOOKMARK marking the end of the initial state. */
   sendInitialEvents: boolean;
+  /** Re-encodes each event's object (server-side printing: Tables); see table/. */
+  encode?: (type: WatchEventType, object: unknown) => unknown;
 }
 
 interface Line {
@@ -134,7 +136,7 @@ export class WatchHub {
         setInterval(() => {
           // Like the cacher's non-blocking bookmark: skipped while the client is behind.
           if (w.hung || w.blocked || w.initial.length || w.queue.length) return;
-          this.writeLine(w, this.line('BOOKMARK', this.bookmarkObject(req.def)));
+          this.writeLine(w, this.line(w, 'BOOKMARK', this.bookmarkObject(req.def)));
         }, this.opts.bookmarkIntervalMs),
       );
     }
@@ -193,7 +195,7 @@ export class WatchHub {
     while (!w.blocked && !w.done && !w.hung) {
       const first = w.initial.shift();
       let text: string | undefined;
-      if (first) text = this.line(first.type, first.object);
+      if (first) text = this.line(w, first.type, first.object);
       else {
         text = w.queue.shift();
         if (text !== undefined) w.queuedBytes -= Buffer.byteLength(text);
@@ -208,8 +210,9 @@ export class WatchHub {
     if (!w.res.write(text)) w.blocked = true;
   }
 
-  private line(type: WatchEventType, object: unknown): string {
-    return `${JSON.stringify({ type, object })}\n`;
+  private line(w: Watcher, type: WatchEventType, object: unknown): string {
+    const out = w.req.encode ? w.req.encode(type, object) : object;
+    return `${JSON.stringify({ type, object: out })}\n`;
   }
 
   /** A BOOKMARK carries only kind, apiVersion and the RV the watcher has been brought up to. */
@@ -228,7 +231,7 @@ export class WatchHub {
   private deliver(w: Watcher, ev: StoreEvent): void {
     if (w.hung || w.done) return;
     for (const { type, object } of this.convert(w, ev)) {
-      const text = this.line(type, object);
+      const text = this.line(w, type, object);
       if (!w.blocked && !w.initial.length && !w.queue.length) {
         this.writeLine(w, text);
         continue;

@@ -1,0 +1,147 @@
+import protobuf from 'protobufjs';
+
+/**
+ * The protobuf messages kubesim decodes, written by hand with the field numbers of
+ * k8s.io/apimachinery/pkg/runtime/generated.proto (Unknown, TypeMeta),
+ * k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto (ObjectMeta, Time, OwnerReference),
+ * k8s.io/apimachinery/pkg/util/intstr/generated.proto (IntOrString) and
+ * k8s.io/api/core/v1/generated.proto (Namespace, Service). Fields left out (managedFields,
+ * status conditions) are skipped by the decoder; the server drops them on writes anyway.
+ */
+const PROTO = `
+syntax = "proto2";
+package kubesim;
+
+message Unknown {
+  optional TypeMeta typeMeta = 1;
+  optional bytes raw = 2;
+  optional string contentEncoding = 3;
+  optional string contentType = 4;
+}
+message TypeMeta {
+  optional string apiVersion = 1;
+  optional string kind = 2;
+}
+
+message Time {
+  optional int64 seconds = 1;
+  optional int32 nanos = 2;
+}
+message OwnerReference {
+  optional string kind = 1;
+  optional string name = 3;
+  optional string uid = 4;
+  optional string apiVersion = 5;
+  optional bool controller = 6;
+  optional bool blockOwnerDeletion = 7;
+}
+message ObjectMeta {
+  optional string name = 1;
+  optional string generateName = 2;
+  optional string namespace = 3;
+  optional string selfLink = 4;
+  optional string uid = 5;
+  optional string resourceVersion = 6;
+  optional int64 generation = 7;
+  optional Time creationTimestamp = 8;
+  optional Time deletionTimestamp = 9;
+  optional int64 deletionGracePeriodSeconds = 10;
+  map<string, string> labels = 11;
+  map<string, string> annotations = 12;
+  repeated OwnerReference ownerReferences = 13;
+  repeated string finalizers = 14;
+}
+message IntOrString {
+  optional int64 type = 1;
+  optional int32 intVal = 2;
+  optional string strVal = 3;
+}
+
+message Namespace {
+  optional ObjectMeta metadata = 1;
+  optional NamespaceSpec spec = 2;
+  optional NamespaceStatus status = 3;
+}
+message NamespaceSpec {
+  repeated string finalizers = 1;
+}
+message NamespaceStatus {
+  optional string phase = 1;
+}
+
+message Service {
+  optional ObjectMeta metadata = 1;
+  optional ServiceSpec spec = 2;
+  optional ServiceStatus status = 3;
+}
+message ServiceSpec {
+  repeated ServicePort ports = 1;
+  map<string, string> selector = 2;
+  optional string clusterIP = 3;
+  optional string type = 4;
+  repeated string externalIPs = 5;
+  optional string sessionAffinity = 7;
+  optional string loadBalancerIP = 8;
+  repeated string loadBalancerSourceRanges = 9;
+  optional string externalName = 10;
+  optional string externalTrafficPolicy = 11;
+  optional int32 healthCheckNodePort = 12;
+  optional bool publishNotReadyAddresses = 13;
+  optional SessionAffinityConfig sessionAffinityConfig = 14;
+  optional string ipFamilyPolicy = 17;
+  repeated string clusterIPs = 18;
+  repeated string ipFamilies = 19;
+  optional bool allocateLoadBalancerNodePorts = 20;
+  optional string loadBalancerClass = 21;
+  optional string internalTrafficPolicy = 22;
+  optional string trafficDistribution = 23;
+}
+message ServicePort {
+  optional string name = 1;
+  optional string protocol = 2;
+  optional int32 port = 3;
+  optional IntOrString targetPort = 4;
+  optional int32 nodePort = 5;
+  optional string appProtocol = 6;
+}
+message SessionAffinityConfig {
+  optional ClientIPConfig clientIP = 1;
+}
+message ClientIPConfig {
+  optional int32 timeoutSeconds = 1;
+}
+// Status is owned by the status subresource: a create or update through the main resource
+// ignores it, so its content is not decoded.
+message ServiceStatus {
+}
+`;
+
+export const root = protobuf.parse(PROTO, { keepCase: true }).root;
+
+export const Unknown = root.lookupType('kubesim.Unknown');
+
+/**
+ * Go's generated (gogo) marshallers write every non-pointer field, zero values included, so a
+ * zero there means "unset" and maps to an absent JSON field (omitempty). Pointer fields are
+ * written only when set, and `port` is the one non-pointer field without omitempty: for these a
+ * zero value on the wire is a real value.
+ */
+export const KEEP_ZERO: ReadonlySet<string> = new Set([
+  'ObjectMeta.deletionGracePeriodSeconds',
+  'OwnerReference.controller',
+  'OwnerReference.blockOwnerDeletion',
+  'ServicePort.port',
+  'ServicePort.appProtocol',
+  'ServiceSpec.ipFamilyPolicy',
+  'ServiceSpec.allocateLoadBalancerNodePorts',
+  'ServiceSpec.loadBalancerClass',
+  'ServiceSpec.internalTrafficPolicy',
+  'ServiceSpec.trafficDistribution',
+  'ClientIPConfig.timeoutSeconds',
+]);
+
+/** The message of each kind kubesim accepts as protobuf, keyed `apiVersion/Kind`. */
+export const KIND_MESSAGES: Readonly<Record<string, protobuf.Type>> = {
+  'v1/Namespace': root.lookupType('kubesim.Namespace'),
+  'v1/Service': root.lookupType('kubesim.Service'),
+};
