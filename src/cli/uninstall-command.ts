@@ -8,7 +8,9 @@ import { loadControllerSettings } from './controller-command.js';
 
 const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [options]
 
-Applies the uninstall policy of an install (what the Helm chart's pre-delete hook runs):
+Applies the uninstall policy of an install (what the Helm chart's pre-delete hook runs). First it
+takes the controllers' Lease (<release>-controller) so the running controllers stand down and
+write nothing more (it waits out their renew deadline), then:
   delete  deletes every Service of this install (alias and internal; only objects carrying this
           install's ownership labels) and deregisters the operator from the management API
   retain  keeps the Services, annotated endpoint-binder.io/orphaned=<time>, and keeps the
@@ -69,6 +71,7 @@ export const uninstallCommand: Command = {
         identity: { release: config.releaseName, operatorNamespace: config.operatorNamespace },
         policy: policy.data,
         log,
+        renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
       });
       process.stdout.write(`${JSON.stringify(report)}\n`);
       return report.failed.length > 0 ? 1 : 0;

@@ -176,7 +176,13 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     operator = await register(client, spec, log, signal, (e) => (registrationError = e));
     registrationError = undefined;
     metrics.registered.set(1);
+    // Only the leader registers again: a stood-down replica (an uninstall holds the lease) must
+    // not undo a deregistration while Helm removes it.
     const reRegister = async (): Promise<void> => {
+      if (!isLeader()) {
+        log.warn({ operatorId: operator?.id }, 'operator registration gone; the leader registers again');
+        return;
+      }
       log.warn({ operatorId: operator?.id }, 'operator registration gone; registering again');
       operator = await register(client, spec, log, signal);
     };

@@ -239,7 +239,8 @@ export class Reconciler {
     });
     this.current = statuses;
     this.portHints = desired.ports;
-    for (const r of desired.repairs) log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');
+    for (const r of desired.repairs)
+      log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');
     this.updateMetrics(statuses, desired.services, actions, outcomes);
     this.emitStateEvents(statuses, desired.services);
 

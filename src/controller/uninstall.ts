@@ -7,6 +7,7 @@ import {
 } from '../binding/identity.js';
 import {
   collectionPath,
+  isAlreadyExists,
   isConflict,
   isNotFound,
   keyOf,
@@ -15,7 +16,71 @@ import {
   type KubeClient,
   type Service,
 } from '../kube/index.js';
+import { microTime } from '../kube/leader/record.js';
 import type { Logger } from '../log/logger.js';
+
+/** The holder `uninstall` writes into the controller's Lease. */
+export const UNINSTALL_HOLDER = 'endpoint-binder-uninstall';
+/** Helm deletes the Deployments right after the hook; their pods are gone well within this. */
+export const DEFAULT_HOLD_SECONDS = 120;
+
+/**
+ * Makes the running controllers stand down before anything is deleted: the uninstall takes the
+ * controller's Lease (`<release>-controller`) for two minutes (`holdSeconds`). The leader sees another holder at its
+ * next renewal and stops writing; at the latest its renew deadline ends its term, which is waited
+ * out here. Followers see a valid lease and never take over, so nothing is re-created behind
+ * the uninstall while Helm deletes the Deployments.
+ */
+export async function standDownControllers(opts: {
+  kube: KubeClient;
+  identity: InstallIdentity;
+  renewDeadlineMs: number;
+  /** How long the uninstall holds the lease: long enough for Helm to delete the Deployments. */
+  holdSeconds?: number;
+  log: Logger;
+  sleep?: (ms: number) => Promise<void>;
+}): Promise<{ previousHolder: string | undefined }> {
+  const { kube, identity, log } = opts;
+  const name = `${identity.release}-controller`;
+  const ns = identity.operatorNamespace;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const now = microTime(Date.now());
+    const live = await kube.get(kinds.lease, ns, name);
+    const spec = {
+      holderIdentity: UNINSTALL_HOLDER,
+      leaseDurationSeconds: opts.holdSeconds ?? DEFAULT_HOLD_SECONDS,
+      acquireTime: now,
+      renewTime: now,
+    };
+    try {
+      if (!live) {
+        await kube.create(kinds.lease, {
+          metadata: { name, namespace: ns },
+          spec: { ...spec, leaseTransitions: 0 },
+        });
+        log.info({ lease: `${ns}/${name}` }, 'uninstall holds the controller lease');
+        return { previousHolder: undefined };
+      }
+      const previous = live.spec?.holderIdentity || undefined;
+      await kube.replace(kinds.lease, {
+        ...live,
+        spec: { ...live.spec, ...spec, leaseTransitions: (live.spec?.leaseTransitions ?? 0) + 1 },
+      });
+      log.info(
+        { lease: `${ns}/${name}`, previousHolder: previous ?? null },
+        'uninstall holds the controller lease',
+      );
+      if (previous && previous !== UNINSTALL_HOLDER) {
+        // The old leader's term ends at its renew deadline at the latest.
+        await (opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(opts.renewDeadlineMs + 1_000);
+      }
+      return { previousHolder: previous };
+    } catch (err) {
+      if (!isConflict(err) && !isAlreadyExists(err)) throw err;
+    }
+  }
+  throw new Error(`could not take the controller lease ${ns}/${name}: it kept changing`);
+}
 
 export type UninstallPolicy = 'delete' | 'retain';
 
@@ -28,7 +93,8 @@ export interface UninstallReport {
 }
 
 /**
- * What `helm uninstall`'s pre-delete hook runs. `delete`: every Service of this install is
+ * What `helm uninstall`'s pre-delete hook runs. First the controllers stand down (the uninstall
+ * takes their Lease), so nothing is re-created or un-marked behind it. `delete`: every Service of this install is
  * deleted (uid precondition, ownership checked on the live object) and the operator record is
  * deregistered. `retain`: Services stay and get the `endpoint-binder.io/orphaned` annotation, so
  * nobody mistakes them for managed ones; the registration stays for a later install to adopt
@@ -41,8 +107,18 @@ export async function uninstall(opts: {
   policy: UninstallPolicy;
   log: Logger;
   now?: () => Date;
+  /** The controllers' renew deadline: how long the stand-down waits for the old leader; 10 s. */
+  renewDeadlineMs?: number;
+  holdSeconds?: number;
 }): Promise<UninstallReport> {
   const { kube, identity, policy, log } = opts;
+  await standDownControllers({
+    kube,
+    identity,
+    renewDeadlineMs: opts.renewDeadlineMs ?? 10_000,
+    ...(opts.holdSeconds !== undefined ? { holdSeconds: opts.holdSeconds } : {}),
+    log,
+  });
   const report: UninstallReport = { policy, deleted: [], orphaned: [], failed: [], deregistered: [] };
   const { items } = await listAll({
     transport: kube.transport,

@@ -1,15 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client/index.js';
 import { MANAGED_BY_LABEL, ORPHANED_ANNOTATION } from '../../src/binding/identity.js';
-import { uninstall } from '../../src/controller/uninstall.js';
+import { UNINSTALL_HOLDER, uninstall } from '../../src/controller/uninstall.js';
 import { kinds } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
+import { OPERATOR_NS, eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
 
 describe('endpoint-binder uninstall', () => {
   let env: ControllerEnv;
   const identity = { release: 'endpoint-binder', operatorNamespace: OPERATOR_NS };
   const owned = () => env.writes.cache.list().filter((s) => s.metadata.labels?.[MANAGED_BY_LABEL]);
+  const common = () => ({
+    kube: env.kube,
+    identity,
+    log: silentLogger(),
+    renewDeadlineMs: 1_500,
+    holdSeconds: 8,
+  });
 
   beforeAll(async () => {
     env = await startEnv();
@@ -26,51 +33,54 @@ describe('endpoint-binder uninstall', () => {
     await env?.close();
   });
 
-  it('retain keeps every Service, marked orphaned; a new install adopts them and clears the mark', async () => {
+  it('retain, with the controller still running: it stands down, the Services stay marked; a later install adopts them', async () => {
     const ctl = await env.startController();
     await env.createEndpoint('http://a.prod');
     await env.createEndpoint('tcp://b.prod:6379');
     await eventually(() => owned().length === 5, 'projected (4 + bystander)');
-    await ctl.stop();
+    await eventually(() => ctl.isLeader(), 'leading');
 
-    const report = await uninstall({
-      kube: env.kube,
-      api: undefined,
-      identity,
-      policy: 'retain',
-      log: silentLogger(),
-    });
+    const report = await uninstall({ ...common(), api: undefined, policy: 'retain' });
     expect(report.orphaned).toHaveLength(4);
     expect(report.failed).toEqual([]);
+    expect(ctl.isLeader()).toBe(false);
+    expect(
+      (await env.kube.get(kinds.lease, OPERATOR_NS, 'endpoint-binder-controller'))?.spec?.holderIdentity,
+    ).toBe(UNINSTALL_HOLDER);
     await eventually(
       () => owned().filter((s) => s.metadata.annotations?.[ORPHANED_ANNOTATION]).length === 4,
       'marked',
     );
+    // The running controller neither clears the marks nor projects a new endpoint: it stood down.
+    env.writes.reset();
+    await env.createEndpoint('http://c.prod');
+    expect(await quietFor(env.writes, 1_000)).toBe(0);
     expect(
       (await env.service('prod', 'bystander'))?.metadata.annotations?.[ORPHANED_ANNOTATION],
     ).toBeUndefined();
+    await ctl.stop();
 
+    // Once the uninstall's hold on the lease ends, a new install leads, adopts and clears the marks.
     const again = await env.startController();
     await eventually(
-      () => owned().every((s) => !s.metadata.annotations?.[ORPHANED_ANNOTATION]),
-      'mark cleared by the new install',
+      () => owned().length === 7 && owned().every((s) => !s.metadata.annotations?.[ORPHANED_ANNOTATION]),
+      'adopted, marks cleared, c projected',
+      30_000,
     );
     await again.stop();
   });
 
-  it('delete removes every Service of the install and deregisters it, and nothing else', async () => {
+  it('delete, with the controller still running: every Service of the install goes, it is deregistered, nothing else is touched', async () => {
+    const ctl = await env.startController();
+    await eventually(() => ctl.isLeader(), 'leading', 30_000);
     expect(await collect(env.mock.client.kubernetesOperators.list())).toHaveLength(1);
-    const report = await uninstall({
-      kube: env.kube,
-      api: env.mock.client,
-      identity,
-      policy: 'delete',
-      log: silentLogger(),
-    });
-    expect(report.deleted).toHaveLength(4);
+    const report = await uninstall({ ...common(), api: env.mock.client, policy: 'delete' });
+    expect(report.deleted).toHaveLength(6);
     expect(report.deregistered).toHaveLength(1);
     await eventually(() => owned().length === 1, 'only the bystander left');
+    expect(await quietFor(env.writes, 1_000)).toBe(0); // the running controller re-creates nothing
     expect(await env.service('prod', 'bystander')).toBeDefined();
     expect(await collect(env.mock.client.kubernetesOperators.list())).toHaveLength(0);
+    await ctl.stop();
   });
 });
