@@ -37,6 +37,14 @@ describe.skipIf('skip' in helmTool)('RBAC: least privilege', () => {
     ]);
     expect(kubesimRulesFor(objs, SA.uninstall)).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'delete', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'update'],
+        namespaces: ['ops'],
+        resourceNames: ['eb-controller'],
+      },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], namespaces: ['ops'] },
     ]);
   });
 
