@@ -344,11 +344,15 @@ async function main(): Promise<void> {
 
   // 1. Stream.
   const direct = await stream(up.value.sink, args.mib);
+  const scpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
   const path = await stream(sinkPort, args.mib);
+  const scpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const perMiB = (i: number) => fmt(((scpu1[i]! - scpu0[i]!) / args.mib) * 1e3, 2);
   log(`stream direct:             ${fmt(direct)} MiB/s`);
   log(
     `stream forwarder+ingress:  ${fmt(path)} MiB/s  ratio ${fmt(path / direct, 2)}x direct (target >= 0.5x)`,
   );
+  log(`  CPU per MiB:             forwarder ${perMiB(0)} ms, ingress ${perMiB(1)} ms`);
   if (haveSocat()) {
     const chain = await socatChain(up.value.sink);
     await stream(chain, 64);
