@@ -336,52 +336,13 @@ async function main(): Promise<void> {
   );
   const fwdPid = fwd.child.pid!;
 
-  // Warm up both paths (JIT, connection setup code).
-  await stream(sinkPort, 64);
-  await stream(up.value.sink, 64);
+  // Warm up both paths (JIT, connection setup code) with small amounts.
+  await stream(sinkPort, 16);
+  await stream(up.value.sink, 16);
   await connectionRate(echoPort, 500, args.concurrency);
   await connectionRate(up.value.echo, 500, args.concurrency);
 
-  // 1. Stream.
-  const direct = await stream(up.value.sink, args.mib);
-  const path = await stream(sinkPort, args.mib);
-  log(`stream direct:             ${fmt(direct)} MiB/s`);
-  log(
-    `stream forwarder+ingress:  ${fmt(path)} MiB/s  ratio ${fmt(path / direct, 2)}x direct (target >= 0.5x)`,
-  );
-  if (haveSocat()) {
-    const chain = await socatChain(up.value.sink);
-    await stream(chain, 64);
-    const viaSocat = await stream(chain, args.mib);
-    log(
-      `stream socat two-hop:      ${fmt(viaSocat)} MiB/s  forwarder+ingress is ${fmt(path / viaSocat, 2)}x socat`,
-    );
-  } else {
-    log('stream socat two-hop:      SKIPPED (socat is not installed; apt-get install -y socat)');
-  }
-
-  // 2. New connections per second.
-  const rateDirect = await connectionRate(up.value.echo, args.conns, args.concurrency);
-  const cpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
-  const ratePath = await connectionRate(echoPort, args.conns, args.concurrency);
-  const cpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
-  const perConn = (i: number) => fmt(((cpu1[i]! - cpu0[i]!) / args.conns) * 1e6, 0);
-  log(`connections direct:        ${fmt(rateDirect, 0)}/s`);
-  log(
-    `connections path:          ${fmt(ratePath, 0)}/s  ratio ${fmt(ratePath / rateDirect, 2)}x direct (target >= 2000/s)`,
-  );
-  log(`  CPU per connection:      forwarder ${perConn(0)} us, ingress ${perConn(1)} us`);
-
-  // 3. 1-byte echo latency.
-  const latDirect = await pingLatencies(up.value.echo, args.pings);
-  const latPath = await pingLatencies(echoPort, args.pings);
-  log(
-    `latency direct:            p50 ${fmt(pct(latDirect, 50), 3)} ms  p99 ${fmt(pct(latDirect, 99), 3)} ms`,
-  );
-  log(`latency path:              p50 ${fmt(pct(latPath, 50), 3)} ms  p99 ${fmt(pct(latPath, 99), 3)} ms`);
-  log(`latency added p99:         ${fmt(pct(latPath, 99) - pct(latDirect, 99), 3)} ms (target <= 1 ms)`);
-
-  // 4. Forwarder RSS with idle connections.
+  // 1. Forwarder RSS with idle connections: first, while the heap is small and settled.
   if (args.idle > 0) {
     await new Promise((r) => setTimeout(r, 1000));
     const before = await rssMiB(fwdPid);
@@ -408,6 +369,49 @@ async function main(): Promise<void> {
     );
     for (const s of idle) s.destroy();
   }
+
+  // 2. Stream.
+  const direct = await stream(up.value.sink, args.mib);
+  const scpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const path = await stream(sinkPort, args.mib);
+  const scpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const perMiB = (i: number) => fmt(((scpu1[i]! - scpu0[i]!) / args.mib) * 1e3, 2);
+  log(`stream direct:             ${fmt(direct)} MiB/s`);
+  log(
+    `stream forwarder+ingress:  ${fmt(path)} MiB/s  ratio ${fmt(path / direct, 2)}x direct (target >= 0.5x)`,
+  );
+  log(`  CPU per MiB:             forwarder ${perMiB(0)} ms, ingress ${perMiB(1)} ms`);
+  if (haveSocat()) {
+    const chain = await socatChain(up.value.sink);
+    await stream(chain, 64);
+    const viaSocat = await stream(chain, args.mib);
+    log(
+      `stream socat two-hop:      ${fmt(viaSocat)} MiB/s  forwarder+ingress is ${fmt(path / viaSocat, 2)}x socat`,
+    );
+  } else {
+    log('stream socat two-hop:      SKIPPED (socat is not installed; apt-get install -y socat)');
+  }
+
+  // 3. New connections per second.
+  const rateDirect = await connectionRate(up.value.echo, args.conns, args.concurrency);
+  const cpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const ratePath = await connectionRate(echoPort, args.conns, args.concurrency);
+  const cpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
+  const perConn = (i: number) => fmt(((cpu1[i]! - cpu0[i]!) / args.conns) * 1e6, 0);
+  log(`connections direct:        ${fmt(rateDirect, 0)}/s`);
+  log(
+    `connections path:          ${fmt(ratePath, 0)}/s  ratio ${fmt(ratePath / rateDirect, 2)}x direct (target >= 2000/s)`,
+  );
+  log(`  CPU per connection:      forwarder ${perConn(0)} us, ingress ${perConn(1)} us`);
+
+  // 4. 1-byte echo latency.
+  const latDirect = await pingLatencies(up.value.echo, args.pings);
+  const latPath = await pingLatencies(echoPort, args.pings);
+  log(
+    `latency direct:            p50 ${fmt(pct(latDirect, 50), 3)} ms  p99 ${fmt(pct(latDirect, 99), 3)} ms`,
+  );
+  log(`latency path:              p50 ${fmt(pct(latPath, 50), 3)} ms  p99 ${fmt(pct(latPath, 99), 3)} ms`);
+  log(`latency added p99:         ${fmt(pct(latPath, 99) - pct(latDirect, 99), 3)} ms (target <= 1 ms)`);
 
   fwd.child.kill('SIGTERM');
   await new Promise((r) => fwd.child.once('exit', r));

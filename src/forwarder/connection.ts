@@ -234,6 +234,11 @@ export class ForwardedConnection {
     ctx.metrics.bytes.inc({ port, direction: 'to_client' }, client.bytesWritten);
     const failed =
       outcome === 'refused' || outcome === 'dial_failed' || outcome === 'no_ingress' || outcome === 'limit';
+    // Successful connections log at debug; skip building the line when that is off (the hot path).
+    if (!failed && !ctx.logger.isLevelEnabled('debug')) {
+      this.resolveDone();
+      return;
+    }
     const line = {
       port: ctx.port,
       url: ctx.url,

@@ -116,9 +116,12 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   });
 
   let lastProblems = '';
+  // Between the first sync and the first reconcile the listener set is empty, which must not read as "all bound".
+  let reconciled = false;
   const reconcile = () => {
     scheduled = false;
     if (!cache.synced) return;
+    reconciled = true;
     const desired = desiredListeners(cache.list(), identity, {
       ingressOverride: config.ingress.address,
       plainTcp: !config.ingress.tls,
@@ -129,6 +132,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       for (const p of desired.problems) logProblem(log, p);
     }
     listeners.reconcile(desired.routes);
+    metrics.ready.set(readiness().ready ? 1 : 0);
   };
   // Cache events come in bursts (initial list, relists); one reconcile per turn of the loop.
   let scheduled = false;
@@ -144,7 +148,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   function readiness(): Readiness {
     const reasons: string[] = [];
     if (shuttingDown) reasons.push('shutting down');
-    if (!cache.synced) reasons.push('internal Services not listed yet');
+    if (!cache.synced || !reconciled) reasons.push('internal Services not listed yet');
     for (const l of listeners.status()) {
       if (l.state !== 'bound')
         reasons.push(`port ${l.port} (${l.url}) ${l.state}${l.error ? `: ${l.error}` : ''}`);
@@ -159,13 +163,13 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     registry,
     readiness,
     logger: log,
+  }).catch((err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new Error(`http.listen: cannot listen on ${config.http.listen}: ${code}`);
   });
   cache.start();
   void cache.waitForSync().then(
-    () => {
-      schedule();
-      metrics.ready.set(readiness().ready ? 1 : 0);
-    },
+    () => schedule(),
     () => undefined,
   );
   log.info(

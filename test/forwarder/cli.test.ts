@@ -161,7 +161,8 @@ describe('endpoint-binder forwarder: the process', () => {
     child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await waitFor(() => out.includes('"forwarder listener bound"'), 20_000);
+      // Generous: tsx compiles the sources at start-up, which takes long on a loaded machine.
+      await waitFor(() => out.includes('"forwarder listener bound"'), 90_000);
       const started = out
         .split('\n')
         .filter((l) => l.includes('"forwarder started"'))
@@ -186,5 +187,5 @@ describe('endpoint-binder forwarder: the process', () => {
     );
     expect(msgs.indexOf('forwarder stopped')).toBeGreaterThan(msgs.indexOf('forwarder shutting down'));
     expect(out + err).not.toContain(AUTHTOKEN);
-  }, 60_000);
+  }, 150_000);
 });

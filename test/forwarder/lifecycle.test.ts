@@ -22,7 +22,7 @@ describe('forwarder listeners follow the internal Services', () => {
   it('binds a listener when a Service appears and closes it when the Service is deleted', async () => {
     const env = await setup();
     await endpoint(env, 'tcp://life.x:8000', env.echo.upstreamUrl);
-    const fwd = await env.start({ drain: { timeoutSeconds: 3 } });
+    const fwd = await env.start({ drain: { timeoutSeconds: 5 } });
     await waitFor(() => fwd.readiness().ready, 10_000);
     expect(fwd.boundPorts()).toEqual([]);
     const port = await freePort();
@@ -180,12 +180,12 @@ describe('forwarder shutdown (the SIGTERM sequence, in-process)', () => {
     const done = fwd.shutdown().then(() => (stopped = true));
     // Unready at once, /readyz says why.
     expect(fwd.readiness()).toEqual({ ready: false, reasons: ['shutting down'] });
-    const ready = await request(`http://${fwd.httpAddress.address}/readyz`);
-    expect(ready.statusCode).toBe(503);
-    await ready.body.text();
     // Still accepting during the delay.
     const late = await connectTo(port);
     expect(await roundTrip(late, 'late')).toBe('late');
+    const ready = await request(`http://${fwd.httpAddress.address}/readyz`);
+    expect(ready.statusCode).toBe(503);
+    await ready.body.text();
     late.end();
     await readAll(late);
     late.destroy();
