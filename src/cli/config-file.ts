@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { UsageError } from './command.js';
+import { parseConfigText } from './config-text.js';
 
 /** Reads a YAML or JSON file (JSON is YAML) and validates it; errors name the file and the field. */
 export async function readConfigFile<S extends z.ZodType>(path: string, schema: S): Promise<z.infer<S>> {
@@ -13,14 +13,7 @@ export async function readConfigFile<S extends z.ZodType>(path: string, schema: 
       `cannot read config file ${path}: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new UsageError(
-      `config file ${path} is not valid YAML/JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  const raw = parseConfigText(text, path);
   const parsed = schema.safeParse(raw ?? {});
   if (!parsed.success) throw new UsageError(`config file ${path}:\n${formatIssues(parsed.error.issues)}`);
   return parsed.data;

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { compileSelector } from '../binding/selector.js';
 import {
@@ -14,6 +13,7 @@ import { startController } from '../controller/controller.js';
 import { kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, untilSignal, type Command } from './command.js';
+import { parseConfigText } from './config-text.js';
 
 const usage = `Usage: endpoint-binder controller --config <file> [options]
 
@@ -115,13 +115,7 @@ export async function loadControllerSettings(
         `cannot read config file ${paths.config}: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
-    try {
-      raw = parseYaml(text, { maxAliasCount: 100 }) ?? {};
-    } catch (err) {
-      throw new UsageError(
-        `config file ${paths.config} is not valid YAML/JSON: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
+    raw = parseConfigText(text, paths.config) ?? {};
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
       throw new UsageError(`config file ${paths.config}: (root): must be a mapping`);
     }

@@ -121,4 +121,13 @@ describe('controller config', () => {
     const msg = await usageError(['--api-url', 'http://127.0.0.1:9', '--api-key', 'x']);
     expect(msg).toMatch(/api-key/);
   });
+
+  it('refuses a config file that nests too deep or is too large, before parsing it', async () => {
+    expect(await usageError(['--config', file(`a: ${'['.repeat(100_000)}`)])).toMatch(
+      /nests deeper than 64 levels/,
+    );
+    expect(await usageError(['--config', file(`# ${'x'.repeat(1_100_000)}\n`)])).toMatch(
+      /at most 1048576 are read/,
+    );
+  });
 });
