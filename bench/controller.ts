@@ -264,6 +264,8 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
   const t0 = performance.now();
   const ctl = await controllerFor(env, { concurrency: args.concurrency });
   // No bench-side watch here: this process's memory is the controller's alone.
+  await waitUntil(() => ctl.status().lastFullSync !== null, 600_000);
+  const listedMs = performance.now() - t0;
   await waitUntil(() => ctl.status().counts['projected'] === n && ctl.isReady(), 600_000);
   await waitUntil(() => applied(ctl) === 2 * n, 600_000);
   const controllerMs = performance.now() - t0;
@@ -298,6 +300,7 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     endpoints: n,
     services: 2 * n,
     controller_ms: ms(controllerMs),
+    registered_and_listed_ms: ms(listedMs),
     direct_ms: ms(baselineMs),
     ratio: Number((controllerMs / baselineMs).toFixed(3)),
     ...(resyncReport ? { resync: resyncReport } : {}),

@@ -32,6 +32,7 @@ import { applyAll, type ApplyOutcome } from './apply.js';
 import type { ClusterState } from './cluster.js';
 import type { EndpointFeed } from './feed.js';
 import type { ControllerMetrics } from './metrics.js';
+import { TokenBucket } from './token-bucket.js';
 
 export interface ReconcilerOptions {
   feed: EndpointFeed;
@@ -95,6 +96,9 @@ export class Reconciler {
   private portHints = new Map<string, number>();
   private current: EndpointStatus[] = [];
   private passes = 0;
+  /** Normal write Events: a burst of 50, then 10 a second (Warnings are never limited). */
+  private readonly normalEvents = new TokenBucket(50, 10);
+  private suppressedEvents = 0;
   private appliedComplete = false;
   private readonly now: () => number;
   private readonly random: () => number;
@@ -263,6 +267,7 @@ export class Reconciler {
           applied: outcomes.filter((o) => o.result === 'ok').length,
           failed: outcomes.filter((o) => o.result === 'error').length,
           deferred: actions.length - ready.length,
+          normalEventsSuppressedTotal: this.suppressedEvents,
           leader,
         },
         'reconcile pass',
@@ -293,7 +298,7 @@ export class Reconciler {
           { service: out.key, op: action.op, repaired, endpoints: svc ? endpointIdsOf(svc) : [] },
           `service ${verb.toLowerCase()}`,
         );
-        if (svc && recorder) {
+        if (svc && recorder && this.normalEvents.take()) {
           const role = svc.metadata.labels?.[ROLE_LABEL] ?? 'service';
           const ids = endpointIdsOf(svc).join(', ');
           const what =
@@ -301,6 +306,8 @@ export class Reconciler {
               ? `Restored ${role} Service ${out.key} after it was changed or deleted outside endpoint-binder`
               : `${verb} ${role} Service ${out.key}`;
           recorder.normal(objectRef(svc, 'Service', 'v1'), verb, ids ? `${what} (endpoint ${ids})` : what);
+        } else if (svc && recorder) {
+          this.suppressedEvents++;
         }
       } else if (out.result === 'error') {
         const prev = this.backoff.get(out.key);
