@@ -1,0 +1,108 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManagementClient } from '../../src/api/client/index.js';
+import { EndpointFeed } from '../../src/controller/feed.js';
+import { controllerMetrics } from '../../src/controller/metrics.js';
+import { silentLogger } from '../../src/log/logger.js';
+
+const ts = '2026-11-24T00:00:00Z';
+const ep = (i: number) => ({
+  id: `ep_${String(i).padStart(26, '0')}`,
+  uri: `http://x/endpoints/ep_${i}`,
+  url: `http://svc-${i}.prod:80`,
+  proto: 'http',
+  host: `svc-${i}.prod`,
+  port: 80,
+  hostport: `svc-${i}.prod:80`,
+  public_url: `http://svc-${i}.prod:80`,
+  bindings: ['kubernetes'],
+  type: 'cloud',
+  created_at: ts,
+  updated_at: ts,
+  pooling_enabled: false,
+});
+
+/**
+ * A management API that answers the bound_endpoints listing page by page as told: the real
+ * service can fail between pages, which the mock's fault injection cannot aim at.
+ */
+async function pagedApi(
+  pages: () => ('ok' | 500)[],
+  endpoints: () => number,
+): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const page = Number(url.searchParams.get('page') ?? '0');
+    const plan = pages();
+    if (plan[page] === 500) {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error_code: 'ERR_500',
+          status_code: 500,
+          msg: 'boom',
+          details: { operation_id: 'op_x' },
+        }),
+      );
+      return;
+    }
+    const n = endpoints();
+    const per = Math.ceil(n / plan.length);
+    const items = Array.from({ length: n }, (_, i) => ep(i)).slice(page * per, (page + 1) * per);
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const next =
+      page + 1 < plan.length ? `${base}/kubernetes_operators/k8sop_x/bound_endpoints?page=${page + 1}` : null;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ endpoints: items, uri: `${base}${req.url ?? ''}`, next_page_uri: next }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe('endpoint feed: only a complete listing removes', () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  it('keeps every endpoint when a listing fails on its second page, and drops them after a complete one', async () => {
+    let plan: ('ok' | 500)[] = ['ok', 'ok'];
+    let count = 4;
+    const api = await pagedApi(
+      () => plan,
+      () => count,
+    );
+    server = api.server;
+    const changes: number[] = [];
+    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
+    const feed: EndpointFeed = new EndpointFeed({
+      client,
+      operatorId: () => 'k8sop_x',
+      log: silentLogger(),
+      metrics: controllerMetrics(new Registry()),
+      resyncIntervalMs: 60_000,
+      onChange: () => changes.push(feed.size),
+      onRegistrationLost: async () => undefined,
+    });
+    try {
+      expect(await feed.relist('first')).toBe(true);
+      expect(feed.size).toBe(4);
+      expect(feed.complete).toBe(true);
+
+      // Two endpoints are gone, but page 2 fails: a half-read listing removes nothing.
+      count = 2;
+      plan = ['ok', 500];
+      expect(await feed.relist('half-read')).toBe(false);
+      expect(feed.size).toBe(4);
+
+      // An unchanged listing changes nothing either; a complete one removes the two.
+      plan = ['ok', 'ok'];
+      expect(await feed.relist('complete')).toBe(true);
+      expect(feed.size).toBe(2);
+      expect(await feed.relist('unchanged')).toBe(true);
+      expect(changes).toEqual([4, 2]);
+    } finally {
+      await client.close();
+    }
+  });
+});
