@@ -19,7 +19,6 @@ import { ApiError, errors } from './status.js';
 import type { Store } from './store.js';
 import { findDuplicateKeys } from './validation/duplicate-fields.js';
 import { warningHeader } from './validation/field-validation.js';
-import { field, invalidError, type FieldError } from './validation/field.js';
 import { maybeTable, watchTable } from './table/index.js';
 import type { WatchHub, WatchRequest } from './watch.js';
 
