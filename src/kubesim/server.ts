@@ -21,13 +21,12 @@ import { findDuplicateKeys } from './validation/duplicate-fields.js';
 import { warningHeader } from './validation/field-validation.js';
 import { maybeTable, watchTable } from './table/index.js';
 import type { WatchHub, WatchRequest } from './watch.js';
+import { readBodyBytes } from './body.js';
 
 /**
  * The HTTP front: authentication, fault injection, routing, authorization, body reading and
  * reply encoding. Everything resource-specific lives behind ResourceHandlers and WatchHub.
  */
-
-const MAX_BODY = 3 * 1024 * 1024;
 
 export interface ServerDeps {
   registry: Registry;
@@ -66,22 +65,8 @@ function warningHeaders(warnings: string[] | undefined): Record<string, string[]
   return warnings?.length ? { Warning: warnings.map(warningHeader) } : {};
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(errors.requestEntityTooLarge());
-        req.resume();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBodyBytes(req)).toString('utf8');
 }
 
 /** Body types a real server decodes; kubesim speaks no CBOR (and protobuf for a few kinds only), and says so with a 415 like a server without them. */
