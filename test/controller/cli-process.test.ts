@@ -2,10 +2,21 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli } from '../../src/cli/run.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { OPERATOR_NS, eventually } from './env.js';
+
+function captured(): { err: () => string } {
+  let err = '';
+  vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => {
+    err += String(c);
+    return true;
+  });
+  vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  return { err: () => err };
+}
 
 function run(
   args: string[],
@@ -44,6 +55,8 @@ describe('endpoint-binder controller as a process', () => {
     await sim.writeKubeconfig(join(dir, 'kubeconfig'));
   });
   afterAll(async () => {
+    delete process.env['ENDPOINT_BINDER_API_KEY'];
+    delete process.env['POD_NAMESPACE'];
     await mock?.close();
     await sim?.stop();
   });
@@ -51,33 +64,28 @@ describe('endpoint-binder controller as a process', () => {
   it('exits 2 naming every bad field before writing anything', async () => {
     const cfg = join(dir, 'bad.yaml');
     writeFileSync(cfg, 'api:\n  baseUrl: nope\nbindings:\n  portRange: {min: 80}\n');
-    const p = run(['--config', cfg, '--kubeconfig', join(dir, 'kubeconfig')], {
-      ENDPOINT_BINDER_API_KEY: ACME_KEY,
-      POD_NAMESPACE: OPERATOR_NS,
-    });
-    expect(await p.exit).toBe(2);
-    expect(p.err()).toContain('api.baseUrl');
-    expect(p.err()).toContain('bindings.portRange.min: must be at least 1024');
+    process.env['ENDPOINT_BINDER_API_KEY'] = ACME_KEY;
+    process.env['POD_NAMESPACE'] = OPERATOR_NS;
+    const io = captured();
+    try {
+      expect(await runCli(['controller', '--config', cfg, '--kubeconfig', join(dir, 'kubeconfig')])).toBe(2);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(io.err()).toContain('api.baseUrl');
+    expect(io.err()).toContain('bindings.portRange.min: must be at least 1024');
   });
 
   it('exits 2 with the positioned message of a bad selector', async () => {
-    const p = run(
-      [
-        '--api-url',
-        mock.url,
-        '--endpoint-selector',
-        'endpoint.port >',
-        '--kubeconfig',
-        join(dir, 'kubeconfig'),
-      ],
-      {
-        ENDPOINT_BINDER_API_KEY: ACME_KEY,
-        POD_NAMESPACE: OPERATOR_NS,
-      },
-    );
-    expect(await p.exit).toBe(2);
-    expect(p.err()).toContain('bindings.endpointSelector');
-    expect(p.err()).toContain('^');
+    const io = captured();
+    try {
+      const args = ['controller', '--api-url', mock.url, '--endpoint-selector', 'endpoint.port >'];
+      expect(await runCli([...args, '--kubeconfig', join(dir, 'kubeconfig')])).toBe(2);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(io.err()).toContain('bindings.endpointSelector');
+    expect(io.err()).toContain('^');
   });
 
   it('projects, serves /readyz, and exits 0 on SIGTERM without logging the key', async () => {
