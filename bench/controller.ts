@@ -28,7 +28,8 @@ import {
   kubeConfigFrom,
   type Service,
 } from '../src/kube/index.js';
-import { silentLogger } from '../src/log/logger.js';
+import { pino } from 'pino';
+import { createLogger, silentLogger } from '../src/log/logger.js';
 
 const Args = z.object({
   latency: z.coerce.number().int().min(1).max(2_000).default(200),
@@ -109,7 +110,7 @@ async function controllerFor(
   return startController({
     config: r.config,
     kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
-    logger: silentLogger(),
+    logger: process.env['BENCH_LOG'] ? createLogger({ destination: pino.destination(process.env['BENCH_LOG']) }) : silentLogger(),
     poll: { baseDelayMs: 200, maxDelayMs: 200 },
     ...(opts.notifications === false ? { notifications: false } : {}),
   });

@@ -207,12 +207,14 @@ export class Reconciler {
       allowDeletes: feed.complete,
       frozenNamespaces: frozen,
     });
-    metrics.planDuration.observe((performance.now() - t0) / 1000);
+    const planMs = performance.now() - t0;
+    metrics.planDuration.observe(planMs / 1000);
     this.passes++;
 
     const ready = actions.filter((a) => (this.backoff.get(a.key)?.until ?? 0) <= now);
     const leader = this.o.isLeader();
     let outcomes: ApplyOutcome[] = [];
+    let applyMs = 0;
     if (leader && ready.length > 0) {
       const t1 = performance.now();
       outcomes = await applyAll(
@@ -228,7 +230,8 @@ export class Reconciler {
         },
         this.o.writeConcurrency,
       );
-      metrics.applyDuration.observe((performance.now() - t1) / 1000);
+      applyMs = performance.now() - t1;
+      metrics.applyDuration.observe(applyMs / 1000);
       this.recordOutcomes(ready, outcomes);
     }
 
@@ -267,6 +270,8 @@ export class Reconciler {
           applied: outcomes.filter((o) => o.result === 'ok').length,
           failed: outcomes.filter((o) => o.result === 'error').length,
           deferred: actions.length - ready.length,
+          planMs: Math.round(planMs),
+          applyMs: Math.round(applyMs),
           normalEventsSuppressedTotal: this.suppressedEvents,
           leader,
         },
