@@ -173,7 +173,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const caughtUpWaiters = new Set<() => void>();
 
   const main = async (): Promise<void> => {
-    operator = await register(client, spec, log, signal, (e) => (registrationError = e));
+    operator = await register(client, spec, log, signal, (e) => {
+      registrationError = e;
+      metrics.apiCalls.inc({ call: 'register', result: 'error' });
+    });
+    metrics.apiCalls.inc({ call: 'register', result: 'ok' });
     registrationError = undefined;
     metrics.registered.set(1);
     // Only the leader registers again: a stood-down replica (an uninstall holds the lease) must

@@ -204,6 +204,7 @@ export class EndpointFeed {
         const events = this.opts.client.kubernetesOperators.watchEvents(this.opts.operatorId(), {
           signal,
           onReconnect: ({ error }) => {
+            this.opts.metrics.apiCalls.inc({ call: 'watch_events', result: 'error' });
             if (this.streamLive) {
               this.opts.log.warn(
                 { error: error instanceof Error ? error.message : undefined },
@@ -220,6 +221,7 @@ export class EndpointFeed {
         }
       } catch (err) {
         if (signal.aborted) return;
+        this.opts.metrics.apiCalls.inc({ call: 'watch_events', result: 'error' });
         this.streamLive = false;
         this.wake?.();
         attempt++;
