@@ -49,6 +49,10 @@ function abortError(reason: unknown): Error {
  */
 export class KubeTransport {
   private agent: http.Agent | undefined;
+  private readonly keepAlive = {
+    http: new http.Agent({ keepAlive: true, maxFreeSockets: 64 }),
+    https: new https.Agent({ keepAlive: true, maxFreeSockets: 64 }),
+  };
   private readonly timeoutMs: number;
 
   constructor(
@@ -65,9 +69,17 @@ export class KubeTransport {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const options: https.RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(options);
-    if (!this.agent && options.agent instanceof http.Agent) this.agent = options.agent;
-    options.agent = this.agent ?? options.agent;
     const url = new URL(cluster.server.replace(/\/+$/, '') + req.path);
+    if (cluster.proxyUrl) {
+      // A proxy agent from the kubeconfig: keep the first one for every request.
+      if (!this.agent && options.agent instanceof http.Agent) this.agent = options.agent;
+      options.agent = this.agent ?? options.agent;
+    } else {
+      // client-node makes a fresh agent without keep-alive on every call; a controller writing
+      // thousands of objects must not pay a TCP (and TLS) handshake per request. The TLS material
+      // stays on the request options, which the https agent keys its pool by.
+      options.agent = url.protocol === 'http:' ? this.keepAlive.http : this.keepAlive.https;
+    }
     for (const [k, v] of Object.entries(req.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
     }
@@ -94,6 +106,24 @@ export class KubeTransport {
     const signal = req.signal;
     if (signal?.aborted) throw abortError(signal.reason);
     const mod = url.protocol === 'http:' ? http : https;
+    try {
+      return await this.send1(mod, url, options, payload, req);
+    } catch (err) {
+      // A kept-alive socket the server had already closed: the request never reached it, so it
+      // is sent once more on a fresh connection (Node's documented pattern for reusedSocket).
+      if (!(err instanceof StaleSocketError)) throw err;
+      return this.send1(mod, url, options, payload, req);
+    }
+  }
+
+  private send1(
+    mod: typeof http | typeof https,
+    url: URL,
+    options: https.RequestOptions,
+    payload: string | undefined,
+    req: KubeRequest,
+  ): Promise<http.IncomingMessage> {
+    const signal = req.signal;
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const clientReq = mod.request(url, options);
       let settled = false;
@@ -112,12 +142,13 @@ export class KubeTransport {
         res.once('close', () => signal?.removeEventListener('abort', onAbort));
         resolve(res);
       });
-      clientReq.on('error', (err) => {
+      clientReq.on('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(headerTimer);
         if (!settled) {
           settled = true;
           signal?.removeEventListener('abort', onAbort);
-          reject(err);
+          const stale = clientReq.reusedSocket && err.code === 'ECONNRESET' && !signal?.aborted;
+          reject(stale ? new StaleSocketError(err.message) : err);
         }
       });
       clientReq.end(payload);
@@ -172,4 +203,9 @@ export class KubeTransport {
     }
     return res;
   }
+}
+
+/** The request failed on a reused keep-alive socket before any answer. */
+class StaleSocketError extends Error {
+  override name = 'StaleSocketError';
 }
