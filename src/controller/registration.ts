@@ -50,9 +50,35 @@ function isPermanent(err: unknown): boolean {
   );
 }
 
+/** This install's operator records, oldest first (by creation time, then id). */
+async function mine(
+  client: ManagementClient,
+  spec: RegistrationSpec,
+  o: { signal?: AbortSignal },
+): Promise<KubernetesOperator[]> {
+  const found: KubernetesOperator[] = [];
+  for await (const op of client.kubernetesOperators.list(o)) {
+    if (op.deployment.name === spec.name && op.deployment.namespace === spec.namespace) found.push(op);
+  }
+  return found.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : 1));
+}
+
+async function adopt(
+  client: ManagementClient,
+  op: KubernetesOperator,
+  spec: RegistrationSpec,
+  log: Logger,
+  o: { signal?: AbortSignal },
+): Promise<{ operator: KubernetesOperator; action: 'adopted' | 'updated' }> {
+  const patch = registrationDrift(op, spec);
+  if (!patch) return { operator: op, action: 'adopted' };
+  log.info({ operatorId: op.id, fields: Object.keys(patch) }, 'operator registration updated');
+  return { operator: await client.kubernetesOperators.update(op.id, patch, o), action: 'updated' };
+}
+
 /**
  * Registers once: adopts the account's record of the same deployment name and namespace (the
- * newest if an earlier bug left several), brings it to the spec, or creates it. Throws
+ * oldest if there are several), brings it to the spec, or creates it. Throws
  * RegistrationRefused for 4xx answers; other errors propagate for the caller to retry.
  */
 export async function registerOnce(
@@ -63,19 +89,15 @@ export async function registerOnce(
 ): Promise<{ operator: KubernetesOperator; action: 'created' | 'adopted' | 'updated' }> {
   const o = signal ? { signal } : {};
   try {
-    let existing: KubernetesOperator | undefined;
-    for await (const op of client.kubernetesOperators.list(o)) {
-      if (op.deployment.name === spec.name && op.deployment.namespace === spec.namespace) {
-        existing = op;
-        break; // newest first
-      }
+    const existing = await mine(client, spec, o);
+    if (existing.length > 1) {
+      log.warn(
+        { operatorIds: existing.map((op) => op.id) },
+        'several operator records for this install; adopting the oldest',
+      );
     }
-    if (existing) {
-      const patch = registrationDrift(existing, spec);
-      if (!patch) return { operator: existing, action: 'adopted' };
-      log.info({ operatorId: existing.id, fields: Object.keys(patch) }, 'operator registration updated');
-      return { operator: await client.kubernetesOperators.update(existing.id, patch, o), action: 'updated' };
-    }
+    const oldest = existing[0];
+    if (oldest) return await adopt(client, oldest, spec, log, o);
     const created = await client.kubernetesOperators.create(
       {
         description: spec.description,
@@ -86,6 +108,18 @@ export async function registerOnce(
       },
       o,
     );
+    // Two replicas starting together can both find nothing and both create: the oldest record
+    // wins everywhere, and a replica whose record lost deletes it and adopts the winner.
+    const after = await mine(client, spec, o);
+    const winner = after[0];
+    if (winner && winner.id !== created.id) {
+      log.info(
+        { created: created.id, winner: winner.id },
+        'another replica registered first; adopting its record',
+      );
+      await client.kubernetesOperators.delete(created.id, o).catch(() => undefined);
+      return await adopt(client, winner, spec, log, o);
+    }
     return { operator: created, action: 'created' };
   } catch (err) {
     if (isPermanent(err)) {

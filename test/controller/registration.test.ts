@@ -85,4 +85,12 @@ describe('controller: registration', () => {
       await c.stop();
     }
   });
+
+  it('two replicas starting at once end with one operator record, adopted by both', async () => {
+    env = await startEnv();
+    const [a, b] = await Promise.all([env.startController(), env.startController()]);
+    await eventually(() => a.status().operator && b.status().operator, 'both registered');
+    expect(a.status().operator!.id).toBe(b.status().operator!.id);
+    expect(await collect(env.mock.client.kubernetesOperators.list())).toHaveLength(1);
+  });
 });
