@@ -87,7 +87,11 @@ export class ClusterState {
     this.services.on('update', (_old, obj) => seen(obj));
     this.services.on('delete', (obj) => {
       const key = keyOf(obj);
-      if (this.pending.get(key)?.object === null) this.pending.delete(key);
+      const p = this.pending.get(key);
+      // Our delete seen, or a deletion newer than our write (someone deleted what we wrote).
+      if (p && (p.object === null || rvAtLeast(obj.metadata.resourceVersion, p.resourceVersion))) {
+        this.pending.delete(key);
+      }
       opts.onChange();
     });
     const nsChanged = (): void => opts.onChange();
@@ -115,6 +119,13 @@ export class ClusterState {
 
   /** Records a successful write (null: deleted) so the next pass sees it before the watch does. */
   wrote(key: string, object: Service | null, now: number): void {
+    const [namespace, name] = key.split('/') as [string, string];
+    const cached = this.services.get(namespace, name);
+    // The watch can deliver our write before the HTTP answer arrives; then there is nothing to
+    // bridge, and a pending entry would hide what happens next (a deletion) until it expired.
+    if (object && cached && rvAtLeast(cached.metadata.resourceVersion, object.metadata.resourceVersion))
+      return;
+    if (!object && !cached) return;
     this.pending.set(key, { object, resourceVersion: object?.metadata.resourceVersion, at: now });
   }
 
