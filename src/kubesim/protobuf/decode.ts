@@ -104,16 +104,17 @@ export function decodeProtobufObject(bytes: Uint8Array, def: ResourceDef): Recor
   const { apiVersion, kind } = env.typeMeta;
   const type = KIND_MESSAGES[`${apiVersion}/${kind}`];
   if (!type) {
-    // Only Namespace and Service have hand-written messages; anything else must come as JSON.
+    // Only a few core kinds have hand-written messages; anything else must come as JSON.
     throw errors.unsupportedMediaType(`${PROTOBUF_TYPE} (${apiVersion}/${kind})`, [
       'application/json',
       'application/yaml',
-      `${PROTOBUF_TYPE} (v1 Namespace and Service only)`,
+      `${PROTOBUF_TYPE} (v1 Namespace, Service, Secret, ConfigMap and ServiceAccount only)`,
     ]);
   }
   let decoded: Record<string, unknown>;
   try {
-    decoded = type.toObject(type.decode(env.raw), { longs: Number });
+    // bytes as base64: the JSON form of Go's []byte (Secret.data, ConfigMap.binaryData).
+    decoded = type.toObject(type.decode(env.raw), { longs: Number, bytes: String });
   } catch (err) {
     throw cannotDecode(def, `${kind}: ${err instanceof Error ? err.message : String(err)}`);
   }
