@@ -11,7 +11,7 @@ import { buildFilter } from './filter.js';
 import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
 import { parseResourceVersion, validateListOptions } from './list.js';
 import { serveOpenApi } from './openapi/serve.js';
-import { PROTOBUF_TYPE, readProtobufObject } from './protobuf/index.js';
+import { PROTOBUF_TYPE, readProtobufDeleteOptions, readProtobufObject } from './protobuf/index.js';
 import { statusView, type Registry, type ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
@@ -266,6 +266,9 @@ export class KubesimServer {
           wq.data,
         );
       case 'delete': {
+        const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (type === PROTOBUF_TYPE)
+          return handlers.delete(def, namespace, name ?? '', await readProtobufDeleteOptions(req));
         const raw = (await readBody(req)).trim();
         let body: unknown;
         try {

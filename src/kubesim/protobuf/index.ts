@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ResourceDef } from '../resources/registry.js';
 import { errors } from '../status.js';
-import { decodeProtobufObject } from './decode.js';
+import { decodeProtobufDeleteOptions, decodeProtobufObject } from './decode.js';
 
 export { PROTOBUF_TYPE } from './decode.js';
 
@@ -29,4 +29,9 @@ function readBytes(req: IncomingMessage): Promise<Buffer> {
 /** Reads a protobuf request body and returns the object it encodes, as JSON. */
 export async function readProtobufObject(req: IncomingMessage, def: ResourceDef): Promise<unknown> {
   return decodeProtobufObject(await readBytes(req), def);
+}
+
+/** Reads a protobuf DeleteOptions request body. */
+export async function readProtobufDeleteOptions(req: IncomingMessage): Promise<Record<string, unknown>> {
+  return decodeProtobufDeleteOptions(await readBytes(req));
 }

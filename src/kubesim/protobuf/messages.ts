@@ -142,6 +142,18 @@ message ServiceAccount {
   repeated LocalObjectReference imagePullSecrets = 3;
   optional bool automountServiceAccountToken = 4;
 }
+message DeleteOptions {
+  optional int64 gracePeriodSeconds = 1;
+  optional Preconditions preconditions = 2;
+  optional bool orphanDependents = 3;
+  optional string propagationPolicy = 4;
+  repeated string dryRun = 5;
+  optional bool ignoreStoreReadErrorWithClusterBreakingPotential = 6;
+}
+message Preconditions {
+  optional string uid = 1;
+  optional string resourceVersion = 2;
+}
 // Status is owned by the status subresource: a create or update through the main resource
 // ignores it, so its content is not decoded.
 message ServiceStatus {
@@ -173,7 +185,16 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   'Secret.immutable',
   'ConfigMap.immutable',
   'ServiceAccount.automountServiceAccountToken',
+  'DeleteOptions.gracePeriodSeconds',
+  'DeleteOptions.orphanDependents',
+  'DeleteOptions.propagationPolicy',
+  'DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential',
+  'Preconditions.uid',
+  'Preconditions.resourceVersion',
 ]);
+
+/** meta/v1 DeleteOptions, which client-go's typed clients send as protobuf with their deletes. */
+export const DeleteOptionsMessage = root.lookupType('kubesim.DeleteOptions');
 
 /** The message of each kind kubesim accepts as protobuf, keyed `apiVersion/Kind`. */
 export const KIND_MESSAGES: Readonly<Record<string, protobuf.Type>> = {
