@@ -11,7 +11,8 @@ import { buildFilter } from './filter.js';
 import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
 import { parseResourceVersion, validateListOptions } from './list.js';
 import { serveOpenApi } from './openapi/serve.js';
-import { PROTOBUF_TYPE, readProtobufDeleteOptions, readProtobufObject } from './protobuf/index.js';
+import { PROTOBUF_TYPE, readProtobufObject } from './protobuf/index.js';
+import { decodeProtobufDeleteOptions } from './protobuf/decode.js';
 import { statusView, type Registry, type ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
@@ -21,13 +22,12 @@ import { findDuplicateKeys } from './validation/duplicate-fields.js';
 import { warningHeader } from './validation/field-validation.js';
 import { maybeTable, watchTable } from './table/index.js';
 import type { WatchHub, WatchRequest } from './watch.js';
+import { readBodyBytes } from './body.js';
 
 /**
  * The HTTP front: authentication, fault injection, routing, authorization, body reading and
  * reply encoding. Everything resource-specific lives behind ResourceHandlers and WatchHub.
  */
-
-const MAX_BODY = 3 * 1024 * 1024;
 
 export interface ServerDeps {
   registry: Registry;
@@ -70,22 +70,8 @@ function warningHeaders(warnings: string[] | undefined): Record<string, string[]
   return warnings?.length ? { Warning: warnings.map(warningHeader) } : {};
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(errors.requestEntityTooLarge());
-        req.resume();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBodyBytes(req)).toString('utf8');
 }
 
 /** Body types a real server decodes; kubesim speaks no CBOR (and protobuf for a few kinds only), and says so with a 415 like a server without them. */
@@ -268,7 +254,12 @@ export class KubesimServer {
       case 'delete': {
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
         if (type === PROTOBUF_TYPE)
-          return handlers.delete(def, namespace, name ?? '', await readProtobufDeleteOptions(req));
+          return handlers.delete(
+            def,
+            namespace,
+            name ?? '',
+            decodeProtobufDeleteOptions(await readBodyBytes(req)),
+          );
         const raw = (await readBody(req)).trim();
         let body: unknown;
         try {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
   AppsV1Api,
+  CoordinationV1Api,
   BatchV1Api,
   CoreV1Api,
   RbacAuthorizationV1Api,
@@ -93,6 +94,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     const apps = kc.makeApiClient(AppsV1Api);
     const batch = kc.makeApiClient(BatchV1Api);
     const rbacApi = kc.makeApiClient(RbacAuthorizationV1Api);
+    const coordination = kc.makeApiClient(CoordinationV1Api);
 
     // A port window of its own, so parallel test files' forwarders never collide.
     const base = 20_000 + Math.floor(Math.random() * 160) * 250;
@@ -139,13 +141,15 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       for (const d of list.items) {
         const owner = d.metadata.name;
         const hash = templateHash({ template: d.spec.template, replicas: d.spec.replicas });
-        if (pods.get(owner)?.hash === hash) continue;
-        // Recreate: the forwarder's ports are host ports here, old and new cannot overlap.
-        await stopPods(owner);
+        // Recreate on a template change: the forwarder's ports are host ports here, old and new
+        // cannot overlap. Otherwise top up to the replica count (a deleted pod is replaced).
+        if (pods.get(owner)?.hash !== hash) {
+          await stopPods(owner);
+          pods.set(owner, { hash, pods: [] });
+        }
+        const set = pods.get(owner)!;
         const template = podTemplateSchema.parse(d.spec.template);
-        const started: PodProcess[] = [];
-        pods.set(owner, { hash, pods: started });
-        for (let i = 0; i < d.spec.replicas; i++) {
+        while (set.pods.length < d.spec.replicas) {
           const pod = await runPod(sim, {
             namespace: NAMESPACE,
             name: podName(owner, hash),
@@ -153,7 +157,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
             workDir: work,
             loopbackArgs,
           });
-          started.push(pod);
+          set.pods.push(pod);
           void pod.exited.then((code) => {
             if (pods.get(owner)?.pods.includes(pod))
               crashes.push(`${pod.name} exited ${code}:\n${pod.output().slice(-4000)}`);
@@ -236,6 +240,27 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       if (code !== 0) crashes.push(`hook ${pod.name} exited ${code}:\n${pod.output().slice(-4000)}`);
     };
 
+    /**
+     * `endpoint-binder uninstall` holds the controllers' Lease for two minutes so that running
+     * controllers stand down while Helm deletes them; a new install's controllers wait for that
+     * hold to run out before one leads. Rather than wait two minutes, a re-install here starts
+     * as if the hold had run out: the Lease's renewTime is moved back by its duration (what two
+     * minutes passing would do). Only a Lease still held by the uninstall is touched.
+     */
+    const expireUninstallHold = async (): Promise<void> => {
+      const lease = await coordination
+        .readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })
+        .catch(() => undefined);
+      const spec = lease?.spec;
+      if (!lease || spec?.holderIdentity !== 'endpoint-binder-uninstall') return;
+      const past = new Date(Date.now() - ((spec.leaseDurationSeconds ?? 120) + 1) * 1000);
+      await coordination.replaceNamespacedLease({
+        namespace: NAMESPACE,
+        name: `${RELEASE}-controller`,
+        body: { ...lease, spec: { ...spec, renewTime: past, acquireTime: past } },
+      });
+    };
+
     return {
       name: 'kubesim with local processes',
       release: RELEASE,
@@ -249,6 +274,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       crashes: () => [...crashes],
       kubeConfig: () => sim.kubeConfig(),
       async install(values) {
+        await expireUninstallHold();
         await helm([
           'install',
           RELEASE,
@@ -273,6 +299,19 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
         });
         await Promise.all([run, playHookJob(() => finished)]);
         await rollOut();
+      },
+      async deletePod(name) {
+        for (const [owner, set] of pods) {
+          const pod = set.pods.find((p) => p.name === name);
+          if (!pod) continue;
+          set.pods = set.pods.filter((p) => p !== pod);
+          pods.set(owner, set);
+          await pod.stop();
+          // The ReplicaSet replaces a deleted pod: a new process from the same template.
+          await rollOut();
+          return;
+        }
+        throw new Error(`no pod ${name}`);
       },
       async exchange(host, port, data) {
         // Cluster DNS and kube-proxy: name.namespace → the alias's externalName → the internal

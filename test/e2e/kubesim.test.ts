@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { afterAll, describe, expect, it } from 'vitest';
 import { allowedByRules, rbacRulesFor, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { startKubesimTarget, type KubesimTarget } from './kubesim-target.js';
-import { defineScenario } from './scenario.js';
+import { deepMerge, defineScenario } from './scenario.js';
 
 /**
  * The e2e scenario (scenario.ts) inside `npm test`: the real helm installs, upgrades and
@@ -15,6 +16,8 @@ import { defineScenario } from './scenario.js';
 
 const helm = k8sTool('helm');
 let target: KubesimTarget | undefined;
+/** A second install whose controllers never ran (replicas 0): its uninstall must create the Lease. */
+let idle: KubesimTarget | undefined;
 
 describe.skipIf('skip' in helm)('e2e on kubesim', () => {
   defineScenario(
@@ -23,9 +26,27 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
     { stepTimeoutMs: 60_000, setupTimeoutMs: 120_000 },
   );
 
+  describe('an install whose controllers never ran', () => {
+    afterAll(async () => idle?.close(), 60_000);
+
+    it('uninstalls: the hook takes the never-created controller Lease, then deletes', async () => {
+      idle = await startKubesimTarget();
+      await idle.install(deepMerge(idle.baseValues, { controller: { replicas: 0 } }));
+      await idle.uninstall();
+      const lease = await idle
+        .kubeConfig()
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ namespace: idle.namespace, name: `${idle.release}-controller` });
+      expect(lease.spec?.holderIdentity).toBe('endpoint-binder-uninstall');
+      expect(idle.crashes()).toEqual([]);
+    }, 120_000);
+  });
+
   describe('RBAC, proven by the run', () => {
     const serviceAccountRequests = () =>
-      (target?.sim.audit() ?? []).filter((r) => r.user.startsWith('system:serviceaccount:'));
+      [...(target?.sim.audit() ?? []), ...(idle?.sim.audit() ?? [])].filter((r) =>
+        r.user.startsWith('system:serviceaccount:'),
+      );
 
     it('no component crashed and no request of theirs was forbidden', () => {
       expect(target).toBeDefined();
