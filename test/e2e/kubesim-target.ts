@@ -69,7 +69,14 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
   const stopPods = async (owner: string): Promise<void> => {
     const cur = pods.get(owner);
     pods.delete(owner);
-    await Promise.all(cur?.pods.map((p) => p.stop()) ?? []);
+    await Promise.all(
+      cur?.pods.map(async (p) => {
+        await p.stop();
+        // E2E_KEEP_LOGS=<dir> keeps every pod's output for a post-mortem.
+        const keep = process.env['E2E_KEEP_LOGS'];
+        if (keep) writeFileSync(join(keep, `${p.name}.log`), p.output());
+      }) ?? [],
+    );
   };
   const close = async (): Promise<void> => {
     for (const owner of [...pods.keys()]) await stopPods(owner);
@@ -242,10 +249,12 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
 
     /**
      * `endpoint-binder uninstall` holds the controllers' Lease for two minutes so that running
-     * controllers stand down while Helm deletes them; a new install's controllers wait for that
-     * hold to run out before one leads. Rather than wait two minutes, a re-install here starts
-     * as if the hold had run out: the Lease's renewTime is moved back by its duration (what two
-     * minutes passing would do). Only a Lease still held by the uninstall is touched.
+     * controllers stand down while Helm deletes them; a new install's controllers follow that
+     * holder for a full lease duration from when they first see it (client-go's rule) before one
+     * leads. Rather than wait two minutes, a re-install here starts as if the hold had been given
+     * up: the Lease gets the release record (no holder, 1 s), as a stepping-down holder writes
+     * it. Only a Lease still held by the uninstall is touched. (A real re-install within two
+     * minutes of an uninstall waits for the hold.)
      */
     const expireUninstallHold = async (): Promise<void> => {
       const lease = await coordination
@@ -253,11 +262,14 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
         .catch(() => undefined);
       const spec = lease?.spec;
       if (!lease || spec?.holderIdentity !== 'endpoint-binder-uninstall') return;
-      const past = new Date(Date.now() - ((spec.leaseDurationSeconds ?? 120) + 1) * 1000);
+      const now = new Date();
       await coordination.replaceNamespacedLease({
         namespace: NAMESPACE,
         name: `${RELEASE}-controller`,
-        body: { ...lease, spec: { ...spec, renewTime: past, acquireTime: past } },
+        body: {
+          ...lease,
+          spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+        },
       });
     };
 
