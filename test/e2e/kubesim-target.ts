@@ -66,17 +66,16 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
   const crashes: string[] = [];
   let rbac: RbacObjects | undefined;
 
+  const stopPod = async (p: PodProcess): Promise<void> => {
+    await p.stop();
+    // E2E_KEEP_LOGS=<dir> keeps every pod's output for a post-mortem.
+    const keep = process.env['E2E_KEEP_LOGS'];
+    if (keep) writeFileSync(join(keep, `${p.name}.log`), p.output());
+  };
   const stopPods = async (owner: string): Promise<void> => {
     const cur = pods.get(owner);
     pods.delete(owner);
-    await Promise.all(
-      cur?.pods.map(async (p) => {
-        await p.stop();
-        // E2E_KEEP_LOGS=<dir> keeps every pod's output for a post-mortem.
-        const keep = process.env['E2E_KEEP_LOGS'];
-        if (keep) writeFileSync(join(keep, `${p.name}.log`), p.output());
-      }) ?? [],
-    );
+    await Promise.all(cur?.pods.map(stopPod) ?? []);
   };
   const close = async (): Promise<void> => {
     for (const owner of [...pods.keys()]) await stopPods(owner);
@@ -318,7 +317,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
           if (!pod) continue;
           set.pods = set.pods.filter((p) => p !== pod);
           pods.set(owner, set);
-          await pod.stop();
+          await stopPod(pod);
           // The ReplicaSet replaces a deleted pod: a new process from the same template.
           await rollOut();
           return;
