@@ -40,7 +40,8 @@ import { WatchHub } from './watch.js';
 
 /**
  * kubesim: a local Kubernetes API server simulator for tests and the demo. It serves
- * namespaces, services, events and leases over plain HTTP on loopback with the semantics of a
+ * namespaces, services, events, leases and the kinds a chart installs (ServiceAccounts with
+ * tokens, Secrets, ConfigMaps, RBAC authorizing requests, Deployments, Jobs, ...) over plain HTTP on loopback with the semantics of a
  * real kube-apiserver (resourceVersions, conflicts, validation, selectors, pagination, watches,
  * RBAC-style denials), plus fault injection. See docs/kubesim.md.
  */

@@ -79,7 +79,7 @@ export function clusterRoleResource(): ResourceDef {
   return basicResource(
     { group: GROUP, version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false },
     clusterRoleObjectSchema,
-    { nameRule: isPathSegmentName, validate: (obj) => ruleErrors(obj, false) },
+    { allowCreateOnUpdate: true, nameRule: isPathSegmentName, validate: (obj) => ruleErrors(obj, false) },
   );
 }
 
@@ -87,7 +87,11 @@ export function roleBindingResource(): ResourceDef {
   return basicResource(
     { group: GROUP, version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
     roleBindingObjectSchema,
-    { nameRule: isPathSegmentName, validate: (obj, old) => bindingErrors(obj, old, true) },
+    {
+      allowCreateOnUpdate: true,
+      nameRule: isPathSegmentName,
+      validate: (obj, old) => bindingErrors(obj, old, true),
+    },
   );
 }
 
@@ -101,6 +105,10 @@ export function clusterRoleBindingResource(): ResourceDef {
       namespaced: false,
     },
     roleBindingObjectSchema,
-    { nameRule: isPathSegmentName, validate: (obj, old) => bindingErrors(obj, old, false) },
+    {
+      allowCreateOnUpdate: true,
+      nameRule: isPathSegmentName,
+      validate: (obj, old) => bindingErrors(obj, old, false),
+    },
   );
 }
