@@ -102,8 +102,9 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     const rbacApi = kc.makeApiClient(RbacAuthorizationV1Api);
     const coordination = kc.makeApiClient(CoordinationV1Api);
 
-    // A port window of its own, so parallel test files' forwarders never collide.
-    const base = 20_000 + Math.floor(Math.random() * 160) * 250;
+    // A port window of its own: above test/system/data-path.test.ts's (20000-29999) and below
+    // the kernel's ephemeral ports (32768+), where another test's socket could hold a port.
+    const base = 30_000 + Math.floor(Math.random() * 10) * 250;
     const baseValues: ChartValues = {
       api: { baseUrl: mock.url },
       credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
