@@ -18,6 +18,18 @@ function apiResource(def: ResourceDef) {
   };
 }
 
+/** A `<plural>/status` entry, as the real lists carry one after the resource. */
+function statusResource(def: ResourceDef) {
+  return {
+    name: `${def.plural}/status`,
+    singularName: '',
+    namespaced: def.namespaced,
+    ...(def.group ? { group: def.group, version: def.version } : {}),
+    kind: def.kind,
+    verbs: ['get', 'patch', 'update'],
+  };
+}
+
 export function coreVersions(serverAddress: string) {
   return {
     kind: 'APIVersions',
@@ -32,9 +44,12 @@ export function resourceList(registry: Registry, group: string, version: string)
   if (defs.length === 0) return undefined;
   const groupVersion = group ? `${group}/${version}` : version;
   // The core list comes without apiVersion on a real server; group lists carry "v1".
+  const resources = defs.flatMap((d) =>
+    d.statusSubresource ? [apiResource(d), statusResource(d)] : [apiResource(d)],
+  );
   return group
-    ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources: defs.map(apiResource) }
-    : { kind: 'APIResourceList', groupVersion, resources: defs.map(apiResource) };
+    ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources }
+    : { kind: 'APIResourceList', groupVersion, resources };
 }
 
 function apiGroup(registry: Registry, name: string) {

@@ -1,17 +1,38 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../log/logger.js';
-import { Authenticator, type KubesimToken } from './auth.js';
+import {
+  allowedByRules,
+  Authenticator,
+  type Identity,
+  type KubesimToken,
+  type RequestAttributes,
+} from './auth.js';
 import { Faults, type KubesimFaults } from './faults.js';
 import { ResourceHandlers } from './handlers.js';
 import { IpAllocator, PortAllocator } from './ipalloc.js';
 import { devCertificate } from '../net/dev-cert.js';
 import { buildKubeConfig, writeKubeconfigFile } from './kubeconfig.js';
 import { NamespaceLifecycle } from './lifecycle.js';
+import { configMapResource, secretResource, serviceAccountResource } from './resources/config.js';
+import {
+  clusterRoleBindingResource,
+  clusterRoleResource,
+  roleBindingResource,
+  roleResource,
+} from './resources/rbac.js';
+import {
+  deploymentResource,
+  jobResource,
+  networkPolicyResource,
+  podDisruptionBudgetResource,
+} from './resources/workloads.js';
+import { rbacRulesFor } from './rbac.js';
+import { ServiceAccountTokens } from './tokens.js';
 import { coreEventResource, eventsV1Resource } from './resources/events.js';
 import { leaseResource } from './resources/leases.js';
 import { namespaceResource } from './resources/namespaces.js';
-import { Registry } from './resources/registry.js';
+import { Registry, resourceKey } from './resources/registry.js';
 import { serviceResource } from './resources/services.js';
 import { KubesimServer } from './server.js';
 import { Store } from './store.js';
@@ -19,12 +40,23 @@ import { WatchHub } from './watch.js';
 
 /**
  * kubesim: a local Kubernetes API server simulator for tests and the demo. It serves
- * namespaces, services, events and leases over plain HTTP on loopback with the semantics of a
+ * namespaces, services, events, leases and the kinds a chart installs (ServiceAccounts with
+ * tokens, Secrets, ConfigMaps, RBAC authorizing requests, Deployments, Jobs, ...) over plain HTTP on loopback with the semantics of a
  * real kube-apiserver (resourceVersions, conflicts, validation, selectors, pagination, watches,
  * RBAC-style denials), plus fault injection. See docs/kubesim.md.
  */
 
-export type { KubesimToken, PolicyRule } from './auth.js';
+export type { Identity, KubesimToken, PolicyRule, RequestAttributes } from './auth.js';
+export type { RbacObjects } from './rbac.js';
+export { allowedByRules } from './auth.js';
+export { rbacRulesFor } from './rbac.js';
+
+/** One resource request as the authorizer saw it. */
+export interface AuditRecord {
+  user: string;
+  attrs: RequestAttributes;
+  allowed: boolean;
+}
 export type { FailRequestsRule, KubesimFaults } from './faults.js';
 
 export interface KubesimOptions {
@@ -66,6 +98,15 @@ export interface Kubesim {
   kubeConfig(token?: string): KubeConfig;
   writeKubeconfig(path: string, token?: string): Promise<void>;
   faults: KubesimFaults;
+  /**
+   * The bearer token of an existing ServiceAccount: requests with it are
+   * `system:serviceaccount:<ns>:<name>` and authorized from the stored RBAC objects. Valid while
+   * that ServiceAccount object exists.
+   */
+  serviceAccountToken(namespace: string, name: string): string;
+  /** Every resource request since start (or the last clearAudit), with the authorizer's answer. */
+  audit(): readonly AuditRecord[];
+  clearAudit(): void;
   /** Drops the whole event history: older watch RVs and continue tokens become 410. */
   compact(): void;
   /** Closes every connection and the listener, then listens again on the same port; state is kept. */
@@ -86,6 +127,24 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   registry.add(coreEventResource());
   registry.add(leaseResource());
   registry.add(eventsV1Resource());
+  const serviceAccounts = serviceAccountResource();
+  const rbacDefs = {
+    roles: roleResource(),
+    clusterRoles: clusterRoleResource(),
+    roleBindings: roleBindingResource(),
+    clusterRoleBindings: clusterRoleBindingResource(),
+  };
+  for (const def of [
+    serviceAccounts,
+    secretResource(),
+    configMapResource(),
+    ...Object.values(rbacDefs),
+    deploymentResource(),
+    jobResource(),
+    podDisruptionBudgetResource(),
+    networkPolicyResource(),
+  ])
+    registry.add(def);
 
   const lifecycle = new NamespaceLifecycle(
     store,
@@ -108,7 +167,30 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     adminToken = `kubesim-${randomBytes(16).toString('hex')}`;
     tokens.push({ token: adminToken, user: 'kubesim-admin' });
   }
-  const auth = new Authenticator(tokens);
+  const saTokens = new ServiceAccountTokens((ns, name) =>
+    store.get(resourceKey(serviceAccounts), `${ns}/${name}`),
+  );
+  const auth = new Authenticator(tokens, (t) => saTokens.authenticate(t));
+  const authorize = (who: Identity, attrs: RequestAttributes): boolean => {
+    if (who.source.kind === 'static') return !who.source.rules || allowedByRules(who.source.rules, attrs);
+    const list = (def: (typeof rbacDefs)[keyof typeof rbacDefs]) => store.list(resourceKey(def));
+    const rules = rbacRulesFor(
+      {
+        roles: list(rbacDefs.roles),
+        clusterRoles: list(rbacDefs.clusterRoles),
+        roleBindings: list(rbacDefs.roleBindings),
+        clusterRoleBindings: list(rbacDefs.clusterRoleBindings),
+      },
+      who,
+    );
+    return allowedByRules(rules, attrs);
+  };
+  let auditLog: AuditRecord[] = [];
+  const audit = (who: Identity, attrs: RequestAttributes, allowed: boolean): void => {
+    // Bounded: a long demo run must not grow without limit.
+    if (auditLog.length >= 200_000) auditLog = auditLog.slice(-100_000);
+    auditLog.push({ user: who.user, attrs, allowed });
+  };
 
   for (const name of opts.initialNamespaces ?? ['default', 'kube-system']) {
     handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
@@ -122,6 +204,8 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
       watches,
       faults,
       auth,
+      authorize,
+      audit,
       log,
       store,
       futureRvWaitMs: opts.futureResourceVersionWaitMs ?? 3000,
@@ -140,6 +224,11 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     kubeConfig: (token = admin) => buildKubeConfig(url, token, cert?.cert),
     writeKubeconfig: (path, token = admin) => writeKubeconfigFile(path, url, token, cert?.cert),
     faults,
+    serviceAccountToken: (namespace, name) => saTokens.issue(namespace, name),
+    audit: () => auditLog,
+    clearAudit: () => {
+      auditLog = [];
+    },
     compact: () => store.compact(),
     async restart() {
       await server.close();

@@ -17,6 +17,8 @@ export type Route =
       def: ResourceDef;
       namespace: string | undefined;
       name: string | undefined;
+      /** `status`, for kinds that serve it. */
+      subresource?: 'status';
       /** Legacy /watch/ path prefix, equivalent to ?watch=true. */
       watchPath: boolean;
     }
@@ -63,10 +65,14 @@ export function route(registry: Registry, pathname: string): Route {
     rest = rest.slice(2);
   }
   const [plural, name, subresource] = rest;
-  if (!plural || subresource !== undefined) return { kind: 'unknown' };
+  if (!plural || rest.length > 3) return { kind: 'unknown' };
   const def = registry.find(group, version, plural);
   if (!def) return { kind: 'unknown' };
   if (!def.namespaced && namespace !== undefined) return { kind: 'unknown' };
+  if (subresource !== undefined) {
+    if (subresource !== 'status' || !def.statusSubresource || watchPath) return { kind: 'unknown' };
+    return { kind: 'resource', def, namespace, name, watchPath, subresource };
+  }
   return { kind: 'resource', def, namespace, name, watchPath };
 }
 

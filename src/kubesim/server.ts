@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../log/logger.js';
 import { listen } from '../net/listen.js';
-import { authorize, forbidden, type Authenticator, type RequestAttributes } from './auth.js';
+import { forbidden, type Authenticator, type Identity, type RequestAttributes } from './auth.js';
 import { coreVersions, group, groupList, resourceList, versionInfo } from './discovery.js';
 import type { Faults } from './faults.js';
 import { buildFilter } from './filter.js';
@@ -12,7 +12,8 @@ import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
 import { parseResourceVersion, validateListOptions } from './list.js';
 import { serveOpenApi } from './openapi/serve.js';
 import { PROTOBUF_TYPE, readProtobufObject } from './protobuf/index.js';
-import type { Registry, ResourceDef } from './resources/registry.js';
+import { decodeProtobufDeleteOptions } from './protobuf/decode.js';
+import { statusView, type Registry, type ResourceDef } from './resources/registry.js';
 import { route, verbOf } from './router.js';
 import { listQuerySchema, queryObject, writeQuerySchema, type ListQuery } from './schemas.js';
 import { ApiError, errors } from './status.js';
@@ -34,6 +35,10 @@ export interface ServerDeps {
   watches: WatchHub;
   faults: Faults;
   auth: Authenticator;
+  /** Decides a resource request (static rules or stored RBAC). */
+  authorize: (who: Identity, attrs: RequestAttributes) => boolean;
+  /** Sees every authorized-or-denied resource request. */
+  audit: (who: Identity, attrs: RequestAttributes, allowed: boolean) => void;
   log: Logger;
   store: Store;
   /** How long a list or watch at a future resourceVersion waits for it before the 504. */
@@ -193,7 +198,10 @@ export class KubesimServer {
       return { status: 200, body };
     }
 
-    const { def, namespace, name } = r;
+    const { namespace, name, subresource } = r;
+    if (subresource && (name === undefined || !['GET', 'PUT', 'PATCH'].includes(method)))
+      throw errors.methodNotAllowed();
+    const def = subresource ? statusView(r.def) : r.def;
     if (def.namespaced && namespace === undefined && name !== undefined) throw errors.pathNotFound();
     const query = parseQuery(url.searchParams);
     const watch = r.watchPath || (method === 'GET' && query.watch === true);
@@ -204,8 +212,17 @@ export class KubesimServer {
 
     const injected = faults.failureFor(verb, def.plural);
     if (injected) throw injected;
-    const attrs: RequestAttributes = { verb, group: def.group, resource: def.plural, namespace, name };
-    if (!authorize(user, attrs)) throw forbidden(user, attrs);
+    const attrs: RequestAttributes = {
+      verb,
+      group: def.group,
+      resource: def.plural,
+      ...(subresource ? { subresource } : {}),
+      namespace,
+      name,
+    };
+    const allowed = this.deps.authorize(user, attrs);
+    this.deps.audit(user, attrs, allowed);
+    if (!allowed) throw forbidden(user, attrs);
 
     const wq = writeQuerySchema.safeParse(queryObject(url.searchParams));
     if (!wq.success) throw errors.badRequest(wq.error.issues[0]?.message ?? 'invalid query');
@@ -235,6 +252,14 @@ export class KubesimServer {
           wq.data,
         );
       case 'delete': {
+        const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (type === PROTOBUF_TYPE)
+          return handlers.delete(
+            def,
+            namespace,
+            name ?? '',
+            decodeProtobufDeleteOptions(await readBodyBytes(req)),
+          );
         const raw = (await readBody(req)).trim();
         let body: unknown;
         try {

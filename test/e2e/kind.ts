@@ -308,6 +308,9 @@ export async function startKindTarget(tools: KindTools): Promise<E2eTarget> {
       async uninstall() {
         await helm(['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '8m']);
       },
+      async deletePod(name) {
+        await kubectl(['-n', NAMESPACE, 'delete', 'pod', name, '--wait=true'], { timeoutMs: 120_000 });
+      },
       async exchange(host, port, data) {
         const pod = `e2e-client-${++clientPods}`;
         const ns = APP_NAMESPACES[0]!;

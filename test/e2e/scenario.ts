@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManagementClient, collect } from '../../src/api/client/index.js';
 import {
@@ -24,6 +24,8 @@ import type { ChartValues, E2eTarget } from './target.js';
 /** Endpoints of the scenario: one per app namespace, both served by the echo upstream. */
 const FIRST = { name: 'echo', port: 7000 };
 const SECOND = { name: 'echo2', port: 7001 };
+/** An endpoint whose name a foreign Service holds at first (events, then projection, then delete). */
+const CLASH = { name: 'clash', port: 7002 };
 
 export interface ScenarioOptions {
   /** Bounds every wait of one step. */
@@ -45,6 +47,7 @@ export function defineScenario(
     let t: E2eTarget;
     let api: ManagementClient;
     let core: CoreV1Api;
+    let coordination: CoordinationV1Api;
     let nsA: string;
     let nsB: string;
     const ids: Record<string, string> = {};
@@ -95,6 +98,36 @@ export function defineScenario(
       );
       expect(answer).toBe(payload);
     };
+    /** The controller's Events (core/v1, any namespace) with this reason about this endpoint. */
+    const eventFor = async (reason: string, id: string) =>
+      waitFor(
+        `a ${reason} event about ${id}`,
+        async () =>
+          (await core.listEventForAllNamespaces()).items.find(
+            (e) =>
+              e.reason === reason && e.message?.includes(id) && e.source?.component === 'endpoint-binder',
+          ),
+        wait,
+      );
+    const leaseHolder = async (): Promise<string | undefined> =>
+      (await coordination.readNamespacedLease({ namespace: t.namespace, name: `${t.release}-controller` }))
+        .spec?.holderIdentity ?? undefined;
+    /** The alias is edited by hand: the leading controller puts it back. */
+    const revertsEditedAlias = async (ns: string, ep: { name: string; port: number }): Promise<void> => {
+      const { alias } = await projected(ns, ep.name, ids[ep.name]!);
+      const wanted = alias.spec?.externalName;
+      await core.replaceNamespacedService({
+        namespace: ns,
+        name: ep.name,
+        body: { ...alias, spec: { ...alias.spec, externalName: 'elsewhere.example.com' } },
+      });
+      await waitFor(
+        `${ep.name}.${ns} reverted`,
+        async () => ((await readService(ns, ep.name))?.spec?.externalName === wanted ? true : undefined),
+        wait,
+      );
+      await roundTrip(`${ep.name}.${ns}`, ep.port);
+    };
     const registered = async (): Promise<string[]> =>
       (await collect(api.kubernetesOperators.list()))
         .filter((o) => o.deployment.name === t.release && o.deployment.namespace === t.namespace)
@@ -106,6 +139,7 @@ export function defineScenario(
         [nsA = 'apps', nsB = 'other'] = t.appNamespaces;
         api = new ManagementClient({ baseUrl: t.api.baseUrl, apiKey: t.api.apiKey, retry: { retries: 3 } });
         core = t.kubeConfig().makeApiClient(CoreV1Api);
+        coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
         for (const [ep, ns] of [
           [FIRST, nsA],
           [SECOND, nsB],
@@ -152,6 +186,72 @@ export function defineScenario(
       'carries a connection from a pod to name.namespace:port through to the upstream',
       async () => {
         await roundTrip(`${FIRST.name}.${nsA}`, FIRST.port);
+      },
+      stepTimeout,
+    );
+
+    it(
+      'repairs drift: a hand-edited alias is put back',
+      async () => {
+        await revertsEditedAlias(nsA, FIRST);
+      },
+      stepTimeout,
+    );
+
+    it(
+      'reports a name conflict as a Warning event, projects once it is gone, removes a deleted endpoint',
+      async () => {
+        await core.createNamespacedService({
+          namespace: nsA,
+          body: { metadata: { name: CLASH.name }, spec: { ports: [{ port: 80 }] } },
+        });
+        const created = await api.endpoints.create({
+          url: `tcp://${CLASH.name}.${nsA}:${CLASH.port}`,
+          bindings: ['kubernetes'],
+          upstream_url: t.echoUpstream,
+        });
+        ids[CLASH.name] = created.id;
+        const warning = await eventFor('NameConflict', created.id);
+        expect(warning.type).toBe('Warning');
+        await core.deleteNamespacedService({ namespace: nsA, name: CLASH.name });
+        await projected(nsA, CLASH.name, created.id);
+        expect((await eventFor('Projected', created.id)).type).toBe('Normal');
+        await roundTrip(`${CLASH.name}.${nsA}`, CLASH.port);
+        await api.endpoints.delete(created.id);
+        delete ids[CLASH.name];
+        await waitFor(
+          `the Services of ${CLASH.name}.${nsA} removed`,
+          async () => {
+            const left = (await owned()).filter(
+              (s) =>
+                s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] === created.id ||
+                s.metadata?.name === CLASH.name,
+            );
+            return left.length === 0 && !(await readService(nsA, CLASH.name)) ? true : undefined;
+          },
+          wait,
+        );
+      },
+      stepTimeout,
+    );
+
+    it(
+      'elects one leader among the controller replicas, and another takes over when its pod goes',
+      async () => {
+        const first = await waitFor('a leader', leaseHolder, wait);
+        const pod = first.replace(/_[0-9a-f]+$/, '');
+        await t.deletePod(pod);
+        const next = await waitFor(
+          'a new leader',
+          async () => {
+            const h = await leaseHolder();
+            return h && h !== first ? h : undefined;
+          },
+          wait,
+        );
+        expect(next.startsWith(pod)).toBe(false);
+        // The new leader does the work: drift is repaired under it too.
+        await revertsEditedAlias(nsA, FIRST);
       },
       stepTimeout,
     );

@@ -29,6 +29,8 @@ export interface E2eTarget {
   upgrade(values: ChartValues): Promise<void>;
   /** helm uninstall, running the pre-delete hook (the uninstall policy of the installed values). */
   uninstall(): Promise<void>;
+  /** Deletes a pod of the install (its Deployment starts a replacement). */
+  deletePod(name: string): Promise<void>;
   /** From a pod in the cluster: connect to host:port, send data, half-close, return all that came back. */
   exchange(host: string, port: number, data: string): Promise<string>;
   close(): Promise<void>;

@@ -405,12 +405,22 @@ describe('kubesim CRUD semantics', () => {
       'namespaces',
       'services',
       'events',
+      'serviceaccounts',
+      'secrets',
+      'configmaps',
     ]);
     const groups = await api(sim, 'GET', '/apis');
     expect(groups.body.groups.map((g: { name: string }) => g.name)).toEqual([
       'coordination.k8s.io',
       'events.k8s.io',
+      'rbac.authorization.k8s.io',
+      'apps',
+      'batch',
+      'policy',
+      'networking.k8s.io',
     ]);
+    const batch = await api(sim, 'GET', '/apis/batch/v1');
+    expect(batch.body.resources.map((r: { name: string }) => r.name)).toEqual(['jobs', 'jobs/status']);
     const coord = await api(sim, 'GET', '/apis/coordination.k8s.io/v1');
     expect(coord.body).toMatchObject({
       groupVersion: 'coordination.k8s.io/v1',

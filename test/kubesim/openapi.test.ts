@@ -54,8 +54,13 @@ describe('kubesim OpenAPI v3', () => {
     expect(index.headers.get('content-type')).toBe('application/json');
     expect(Object.keys(index.body.paths).sort()).toEqual([
       'api/v1',
+      'apis/apps/v1',
+      'apis/batch/v1',
       'apis/coordination.k8s.io/v1',
       'apis/events.k8s.io/v1',
+      'apis/networking.k8s.io/v1',
+      'apis/policy/v1',
+      'apis/rbac.authorization.k8s.io/v1',
     ]);
     for (const [gv, entry] of Object.entries<{ serverRelativeURL: string }>(index.body.paths)) {
       expect(entry.serverRelativeURL).toMatch(new RegExp(`^/openapi/v3/${gv}\\?hash=[0-9A-F]{128}$`));
@@ -193,7 +198,7 @@ describe('kubesim OpenAPI v3', () => {
 
   it('answers unknown group versions with 404 and unauthenticated requests with 401', async () => {
     const sim = await start();
-    expect((await get(sim, '/openapi/v3/apis/apps/v1')).status).toBe(404);
+    expect((await get(sim, '/openapi/v3/apis/autoscaling/v2')).status).toBe(404);
     expect((await get(sim, '/openapi/v3/api/v2')).status).toBe(404);
     const anon = await fetch(`${sim.url}/openapi/v3`);
     expect(anon.status).toBe(401);

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ResourceDef } from '../resources/registry.js';
 import type { Verb } from '../types.js';
-import { DeleteOptions, KIND_MODELS, Patch, Status } from './models.js';
+import { DeleteOptions, Patch, Status } from './models.js';
+import { ALL_KIND_MODELS } from './stored-models.js';
 import {
   CREATE_PARAMS,
   DELETE_PARAMS,
@@ -36,7 +37,7 @@ function served(defs: readonly ResourceDef[]): Served[] {
   const out: Served[] = [];
   for (const def of defs) {
     // A kind without a model (a test-only resource, say) is served but not documented.
-    const m = KIND_MODELS[`${def.group}/${def.version}/${def.kind}`];
+    const m = ALL_KIND_MODELS[`${def.group}/${def.version}/${def.kind}`];
     if (m) out.push({ def, object: modelName(m.object), list: modelName(m.list) });
   }
   return out;

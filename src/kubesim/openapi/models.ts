@@ -455,7 +455,7 @@ const kindField = str(
   'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. In CamelCase.',
 );
 
-function kindModel<S extends z.ZodRawShape>(
+export function kindModel<S extends z.ZodRawShape>(
   id: string,
   gvk: { group: string; version: string; kind: string },
   shape: S,
@@ -469,7 +469,7 @@ function kindModel<S extends z.ZodRawShape>(
   );
 }
 
-function listModel(
+export function listModel(
   id: string,
   gvk: { group: string; version: string; kind: string },
   item: z.ZodType,

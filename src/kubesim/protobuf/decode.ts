@@ -4,7 +4,7 @@ import type { ResourceDef } from '../resources/registry.js';
 import { apiVersionOf } from '../resources/registry.js';
 import { errors } from '../status.js';
 import { isRecord } from '../types.js';
-import { KEEP_ZERO, KIND_MESSAGES, Unknown } from './messages.js';
+import { DeleteOptionsMessage, KEEP_ZERO, KIND_MESSAGES, Unknown } from './messages.js';
 
 /**
  * Decodes a `application/vnd.kubernetes.protobuf` request body into the JSON object the
@@ -104,19 +104,36 @@ export function decodeProtobufObject(bytes: Uint8Array, def: ResourceDef): Recor
   const { apiVersion, kind } = env.typeMeta;
   const type = KIND_MESSAGES[`${apiVersion}/${kind}`];
   if (!type) {
-    // Only Namespace and Service have hand-written messages; anything else must come as JSON.
+    // Only a few core kinds have hand-written messages; anything else must come as JSON.
     throw errors.unsupportedMediaType(`${PROTOBUF_TYPE} (${apiVersion}/${kind})`, [
       'application/json',
       'application/yaml',
-      `${PROTOBUF_TYPE} (v1 Namespace and Service only)`,
+      `${PROTOBUF_TYPE} (v1 Namespace, Service, Secret, ConfigMap and ServiceAccount only)`,
     ]);
   }
   let decoded: Record<string, unknown>;
   try {
-    decoded = type.toObject(type.decode(env.raw), { longs: Number });
+    // bytes as base64: the JSON form of Go's []byte (Secret.data, ConfigMap.binaryData).
+    decoded = type.toObject(type.decode(env.raw), { longs: Number, bytes: String });
   } catch (err) {
     throw cannotDecode(def, `${kind}: ${err instanceof Error ? err.message : String(err)}`);
   }
   // The kind and version the body claims; the handler rejects them if they do not fit the URL.
   return { apiVersion: apiVersion || apiVersionOf(def), kind: kind || def.kind, ...toJson(type, decoded) };
+}
+
+/** A protobuf DeleteOptions body (runtime.Unknown envelope) as JSON; 400 when it is not one. */
+export function decodeProtobufDeleteOptions(bytes: Uint8Array): Record<string, unknown> {
+  const bad = (why: string) => errors.badRequest(`DeleteOptions: ${why}`);
+  if (bytes.length < MAGIC.length || MAGIC.some((b, i) => bytes[i] !== b))
+    throw bad(`provided data does not appear to be a protobuf message, expected prefix [${MAGIC.join(' ')}]`);
+  try {
+    const env = envelopeSchema.parse(Unknown.toObject(Unknown.decode(bytes.subarray(MAGIC.length))));
+    if (env.typeMeta.kind !== '' && env.typeMeta.kind !== 'DeleteOptions')
+      throw new Error(`expected DeleteOptions, got ${env.typeMeta.kind}`);
+    const decoded = DeleteOptionsMessage.toObject(DeleteOptionsMessage.decode(env.raw), { longs: Number });
+    return toJson(DeleteOptionsMessage, decoded);
+  } catch (err) {
+    throw bad(err instanceof Error ? err.message : String(err));
+  }
 }

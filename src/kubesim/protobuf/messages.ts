@@ -5,7 +5,8 @@ import protobuf from 'protobufjs';
  * k8s.io/apimachinery/pkg/runtime/generated.proto (Unknown, TypeMeta),
  * k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto (ObjectMeta, Time, OwnerReference),
  * k8s.io/apimachinery/pkg/util/intstr/generated.proto (IntOrString) and
- * k8s.io/api/core/v1/generated.proto (Namespace, Service). Fields left out (managedFields,
+ * k8s.io/api/core/v1/generated.proto (Namespace, Service, and the Secret, ConfigMap and
+ * ServiceAccount that client-go's typed clients, helm's release storage among them, send). Fields left out (managedFields,
  * status conditions) are skipped by the decoder; the server drops them on writes anyway.
  */
 const PROTO = `
@@ -110,6 +111,49 @@ message SessionAffinityConfig {
 message ClientIPConfig {
   optional int32 timeoutSeconds = 1;
 }
+message Secret {
+  optional ObjectMeta metadata = 1;
+  map<string, bytes> data = 2;
+  optional string type = 3;
+  map<string, string> stringData = 4;
+  optional bool immutable = 5;
+}
+message ConfigMap {
+  optional ObjectMeta metadata = 1;
+  map<string, string> data = 2;
+  map<string, bytes> binaryData = 3;
+  optional bool immutable = 4;
+}
+message ObjectReference {
+  optional string kind = 1;
+  optional string namespace = 2;
+  optional string name = 3;
+  optional string uid = 4;
+  optional string apiVersion = 5;
+  optional string resourceVersion = 6;
+  optional string fieldPath = 7;
+}
+message LocalObjectReference {
+  optional string name = 1;
+}
+message ServiceAccount {
+  optional ObjectMeta metadata = 1;
+  repeated ObjectReference secrets = 2;
+  repeated LocalObjectReference imagePullSecrets = 3;
+  optional bool automountServiceAccountToken = 4;
+}
+message DeleteOptions {
+  optional int64 gracePeriodSeconds = 1;
+  optional Preconditions preconditions = 2;
+  optional bool orphanDependents = 3;
+  optional string propagationPolicy = 4;
+  repeated string dryRun = 5;
+  optional bool ignoreStoreReadErrorWithClusterBreakingPotential = 6;
+}
+message Preconditions {
+  optional string uid = 1;
+  optional string resourceVersion = 2;
+}
 // Status is owned by the status subresource: a create or update through the main resource
 // ignores it, so its content is not decoded.
 message ServiceStatus {
@@ -138,10 +182,25 @@ export const KEEP_ZERO: ReadonlySet<string> = new Set([
   'ServiceSpec.internalTrafficPolicy',
   'ServiceSpec.trafficDistribution',
   'ClientIPConfig.timeoutSeconds',
+  'Secret.immutable',
+  'ConfigMap.immutable',
+  'ServiceAccount.automountServiceAccountToken',
+  'DeleteOptions.gracePeriodSeconds',
+  'DeleteOptions.orphanDependents',
+  'DeleteOptions.propagationPolicy',
+  'DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential',
+  'Preconditions.uid',
+  'Preconditions.resourceVersion',
 ]);
+
+/** meta/v1 DeleteOptions, which client-go's typed clients send as protobuf with their deletes. */
+export const DeleteOptionsMessage = root.lookupType('kubesim.DeleteOptions');
 
 /** The message of each kind kubesim accepts as protobuf, keyed `apiVersion/Kind`. */
 export const KIND_MESSAGES: Readonly<Record<string, protobuf.Type>> = {
   'v1/Namespace': root.lookupType('kubesim.Namespace'),
   'v1/Service': root.lookupType('kubesim.Service'),
+  'v1/Secret': root.lookupType('kubesim.Secret'),
+  'v1/ConfigMap': root.lookupType('kubesim.ConfigMap'),
+  'v1/ServiceAccount': root.lookupType('kubesim.ServiceAccount'),
 };

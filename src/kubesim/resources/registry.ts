@@ -51,6 +51,11 @@ export interface ResourceDef {
   afterDelete?: (obj: KubeObject) => void;
   /** Strategic-merge-patch merge keys of the kind's lists (beyond ObjectMeta's); see strategic-merge.ts. */
   mergeKeys?: MergeKeys;
+  /**
+   * Serves the `status` subresource (get, update, patch): writes there change only `.status`, and
+   * `prepare` is expected to keep the stored status on main-resource writes.
+   */
+  statusSubresource?: boolean;
   /** Extra field selector labels beyond metadata.name/metadata.namespace. */
   selectableFields?: Record<string, (obj: KubeObject) => string | undefined>;
 }
@@ -92,4 +97,25 @@ export class Registry {
     }
     return out;
   }
+}
+
+/**
+ * The view of a kind through its `status` subresource: a write takes only `.status` from the
+ * body, everything else (spec, labels, annotations) from the stored object, as the registries'
+ * statusStrategy.PrepareForUpdate does.
+ */
+export function statusView(def: ResourceDef): ResourceDef {
+  return {
+    ...def,
+    prepare(obj, old) {
+      if (!old) return;
+      const status = obj['status'];
+      for (const k of Object.keys(obj)) if (k !== 'metadata') delete obj[k];
+      for (const [k, v] of Object.entries(old))
+        if (k !== 'metadata' && k !== 'status') obj[k] = structuredClone(v);
+      if (status !== undefined) obj['status'] = status;
+      obj.metadata.labels = old.metadata.labels;
+      obj.metadata.annotations = old.metadata.annotations;
+    },
+  };
 }

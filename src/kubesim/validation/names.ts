@@ -150,3 +150,10 @@ export function isValidPortNum(port: number): string[] {
     ? []
     : ['must be between 1 and 65535, inclusive'];
 }
+
+/** path.ValidatePathSegmentName: the name rule of RBAC objects (anything usable in a URL path). */
+export function isPathSegmentName(value: string): string[] {
+  if (value === '.' || value === '..') return [`may not be '${value}'`];
+  for (const c of ['/', '%']) if (value.includes(c)) return [`may not contain '${c}'`];
+  return [];
+}

@@ -1,0 +1,358 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type V1Job,
+} from '@kubernetes/client-node';
+import { z } from 'zod';
+import { startKubesim, type Kubesim, type RbacObjects } from '../../src/kubesim/index.js';
+import type { KubeObject } from '../../src/kubesim/types.js';
+import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { k8sTool } from '../helpers/k8s-tools.js';
+import { exec, waitFor } from './exec.js';
+import { podName, podTemplateSchema, runPod, templateHash, type PodProcess } from './kubesim-pods.js';
+import type { ChartValues, E2eTarget } from './target.js';
+
+/**
+ * The scenario's target inside `npm test`: kubesim (TLS, so helm and kubectl send tokens) takes
+ * a real `helm install/upgrade/uninstall` of the chart; the test plays the kubelet and the Job
+ * controller. After every helm command the stored Deployments are "rolled out" as local
+ * processes (kubesim-pods.ts) with their ServiceAccounts' tokens, so every Kubernetes call the
+ * components make is authorized by kubesim from the RBAC objects helm created. The pre-delete
+ * hook Job is run as a local `endpoint-binder uninstall` process while helm waits for it, and
+ * then marked Complete through `jobs/status`, as the Job controller would.
+ */
+
+const RELEASE = 'eb';
+const NAMESPACE = 'endpoint-binder';
+const APP_NAMESPACES = ['apps', 'other'];
+
+export interface KubesimTarget extends E2eTarget {
+  readonly sim: Kubesim;
+  /** The install's RBAC objects as helm stored them, from the first install. */
+  readonly rbac: () => RbacObjects | undefined;
+  /** Pods that exited while their Deployment still wanted them, with their last output. */
+  readonly crashes: () => string[];
+}
+
+const deploymentListSchema = z.object({
+  items: z.array(
+    z.object({
+      metadata: z.object({ name: z.string() }),
+      spec: z.object({ replicas: z.number().int().default(1), template: z.unknown() }),
+    }),
+  ),
+});
+
+export async function startKubesimTarget(): Promise<KubesimTarget> {
+  const helmTool = k8sTool('helm');
+  if ('skip' in helmTool) throw new Error(helmTool.skip);
+  const work = mkdtempSync(join(tmpdir(), 'eb-kubesim-e2e-'));
+  const sim = await startKubesim({
+    tls: true,
+    initialNamespaces: ['default', 'kube-system', ...APP_NAMESPACES],
+  });
+  const kubeconfig = join(work, 'admin.kubeconfig');
+  await sim.writeKubeconfig(kubeconfig);
+  let mock: TestMock | undefined;
+  let echo: Server | undefined;
+  const pods = new Map<string, { hash: string; pods: PodProcess[] }>();
+  const crashes: string[] = [];
+  let rbac: RbacObjects | undefined;
+
+  const stopPod = async (p: PodProcess): Promise<void> => {
+    await p.stop();
+    // E2E_KEEP_LOGS=<dir> keeps every pod's output for a post-mortem.
+    const keep = process.env['E2E_KEEP_LOGS'];
+    if (keep) writeFileSync(join(keep, `${p.name}.log`), p.output());
+  };
+  const stopPods = async (owner: string): Promise<void> => {
+    const cur = pods.get(owner);
+    pods.delete(owner);
+    await Promise.all(cur?.pods.map(stopPod) ?? []);
+  };
+  const close = async (): Promise<void> => {
+    for (const owner of [...pods.keys()]) await stopPods(owner);
+    await mock?.close();
+    await new Promise<void>((r) => (echo ? echo.close(() => r()) : r()));
+    await sim.stop();
+    rmSync(work, { recursive: true, force: true });
+  };
+
+  try {
+    mock = await startTestMock({ ingress: { host: '127.0.0.1' } });
+    // The upstream: every byte back, half-close respected.
+    echo = createServer({ allowHalfOpen: true }, (s) => {
+      s.on('error', () => s.destroy());
+      s.pipe(s);
+    });
+    await new Promise<void>((r) => echo!.listen(0, '127.0.0.1', r));
+    const echoPort = (echo.address() as AddressInfo).port;
+
+    const kc = sim.kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const batch = kc.makeApiClient(BatchV1Api);
+    const rbacApi = kc.makeApiClient(RbacAuthorizationV1Api);
+    const coordination = kc.makeApiClient(CoordinationV1Api);
+
+    // A port window of its own: above test/system/data-path.test.ts's (20000-29999) and below
+    // the kernel's ephemeral ports (32768+), where another test's socket could hold a port.
+    const base = 30_000 + Math.floor(Math.random() * 10) * 250;
+    const baseValues: ChartValues = {
+      api: { baseUrl: mock.url },
+      credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
+      bindings: { portRange: { min: base, max: base + 249 }, ingress: { tls: false } },
+      // One forwarder: on one host two processes cannot listen on the same ports.
+      forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
+      controller: {
+        leaderElection: { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 },
+      },
+    };
+    const loopbackArgs = (component: string): string[] =>
+      component === 'controller'
+        ? ['--listen', '127.0.0.1:0']
+        : component === 'forwarder'
+          ? ['--listen-host', '127.0.0.1', '--http-listen', '127.0.0.1:0']
+          : [];
+
+    const helmEnv = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: work,
+      HELM_CACHE_HOME: join(work, 'helm-cache'),
+    };
+    const helm = async (args: string[]): Promise<string> => {
+      const r = await exec(helmTool.path, ['--kubeconfig', kubeconfig, ...args], {
+        timeoutMs: 5 * 60_000,
+        env: helmEnv,
+      });
+      if (r.code !== 0) throw new Error(`helm ${args.join(' ')} exited ${r.code}:\n${r.stderr || r.stdout}`);
+      return r.stdout;
+    };
+    const valuesFile = (values: ChartValues): string => {
+      const file = join(work, `values-${Date.now()}.json`);
+      writeFileSync(file, JSON.stringify(values));
+      return file;
+    };
+    const chart = resolve('charts/endpoint-binder');
+
+    /** The Deployment controller and kubelet in one: stored Deployments become running processes. */
+    const rollOut = async (): Promise<void> => {
+      const list = deploymentListSchema.parse(await apps.listNamespacedDeployment({ namespace: NAMESPACE }));
+      for (const d of list.items) {
+        const owner = d.metadata.name;
+        const hash = templateHash({ template: d.spec.template, replicas: d.spec.replicas });
+        // Recreate on a template change: the forwarder's ports are host ports here, old and new
+        // cannot overlap. Otherwise top up to the replica count (a deleted pod is replaced).
+        if (pods.get(owner)?.hash !== hash) {
+          await stopPods(owner);
+          pods.set(owner, { hash, pods: [] });
+        }
+        const set = pods.get(owner)!;
+        const template = podTemplateSchema.parse(d.spec.template);
+        while (set.pods.length < d.spec.replicas) {
+          const pod = await runPod(sim, {
+            namespace: NAMESPACE,
+            name: podName(owner, hash),
+            template,
+            workDir: work,
+            loopbackArgs,
+          });
+          set.pods.push(pod);
+          void pod.exited.then((code) => {
+            if (pods.get(owner)?.pods.includes(pod))
+              crashes.push(`${pod.name} exited ${code}:\n${pod.output().slice(-4000)}`);
+          });
+          // Replicas start one after another, each once the previous one is up (for a controller:
+          // registered). Started together, two controller replicas race to register the operator
+          // (list, then create) and can create two records: a known race, reported, that this
+          // e2e run is not the place to trip over at random.
+          await started(pod);
+        }
+      }
+      for (const owner of [...pods.keys()])
+        if (!list.items.some((d) => d.metadata.name === owner)) await stopPods(owner);
+    };
+    const started = (p: PodProcess) =>
+      waitFor(
+        `${p.name} to start`,
+        async () => {
+          if (p.child.exitCode !== null)
+            throw new Error(`exited ${p.child.exitCode}: ${p.output().slice(-2000)}`);
+          return /"msg":"(operator registered|forwarder started)"/.test(p.output()) ? true : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 100 },
+      );
+
+    const snapshotRbac = async (): Promise<void> => {
+      if (rbac) return;
+      const mine = { labelSelector: `app.kubernetes.io/instance=${RELEASE}` };
+      const items = (l: { items: unknown[] }) => l.items as KubeObject[];
+      rbac = {
+        roles: items(await rbacApi.listNamespacedRole({ namespace: NAMESPACE, ...mine })),
+        clusterRoles: items(await rbacApi.listClusterRole(mine)),
+        roleBindings: items(await rbacApi.listNamespacedRoleBinding({ namespace: NAMESPACE, ...mine })),
+        clusterRoleBindings: items(await rbacApi.listClusterRoleBinding(mine)),
+      };
+    };
+
+    /** The Job controller and kubelet for the pre-delete hook: run it, then report it Complete. */
+    const playHookJob = async (done: () => boolean): Promise<void> => {
+      const job = await waitFor(
+        'the pre-delete hook Job',
+        async () => {
+          if (done()) return null;
+          const jobs = await batch.listNamespacedJob({ namespace: NAMESPACE });
+          return jobs.items.find(
+            (j) =>
+              j.metadata?.annotations?.['helm.sh/hook'] === 'pre-delete' && !j.status?.conditions?.length,
+          );
+        },
+        { timeoutMs: 120_000, intervalMs: 250 },
+      );
+      if (!job) return;
+      const name = job.metadata?.name ?? '';
+      const started = new Date();
+      const pod = await runPod(sim, {
+        namespace: NAMESPACE,
+        name: podName(name, templateHash(job.spec?.template)),
+        template: podTemplateSchema.parse(job.spec?.template),
+        workDir: work,
+        loopbackArgs,
+      });
+      const code = await pod.exited;
+      const finished = new Date();
+      const condition = (type: string) => ({
+        type,
+        status: 'True',
+        lastProbeTime: finished,
+        lastTransitionTime: finished,
+      });
+      const status: V1Job['status'] =
+        code === 0
+          ? {
+              conditions: [condition('SuccessCriteriaMet'), condition('Complete')],
+              succeeded: 1,
+              startTime: started,
+              completionTime: finished,
+            }
+          : { conditions: [condition('FailureTarget'), condition('Failed')], failed: 1, startTime: started };
+      await batch.replaceNamespacedJobStatus({ namespace: NAMESPACE, name, body: { ...job, status } });
+      if (code !== 0) crashes.push(`hook ${pod.name} exited ${code}:\n${pod.output().slice(-4000)}`);
+    };
+
+    /**
+     * `endpoint-binder uninstall` holds the controllers' Lease for two minutes so that running
+     * controllers stand down while Helm deletes them; a new install's controllers follow that
+     * holder for a full lease duration from when they first see it (client-go's rule) before one
+     * leads. Rather than wait two minutes, a re-install here starts as if the hold had been given
+     * up: the Lease gets the release record (no holder, 1 s), as a stepping-down holder writes
+     * it. Only a Lease still held by the uninstall is touched. (A real re-install within two
+     * minutes of an uninstall waits for the hold.)
+     */
+    const expireUninstallHold = async (): Promise<void> => {
+      const lease = await coordination
+        .readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })
+        .catch(() => undefined);
+      const spec = lease?.spec;
+      if (!lease || spec?.holderIdentity !== 'endpoint-binder-uninstall') return;
+      const now = new Date();
+      await coordination.replaceNamespacedLease({
+        namespace: NAMESPACE,
+        name: `${RELEASE}-controller`,
+        body: {
+          ...lease,
+          spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+        },
+      });
+    };
+
+    return {
+      name: 'kubesim with local processes',
+      release: RELEASE,
+      namespace: NAMESPACE,
+      api: { baseUrl: mock.url, apiKey: mock.key },
+      echoUpstream: `tcp://127.0.0.1:${echoPort}`,
+      baseValues,
+      appNamespaces: APP_NAMESPACES,
+      sim,
+      rbac: () => rbac,
+      crashes: () => [...crashes],
+      kubeConfig: () => sim.kubeConfig(),
+      async install(values) {
+        await expireUninstallHold();
+        await helm([
+          'install',
+          RELEASE,
+          chart,
+          '-n',
+          NAMESPACE,
+          '--create-namespace',
+          '-f',
+          valuesFile(values),
+        ]);
+        await snapshotRbac();
+        await rollOut();
+      },
+      async upgrade(values) {
+        await helm(['upgrade', RELEASE, chart, '-n', NAMESPACE, '-f', valuesFile(values)]);
+        await rollOut();
+      },
+      async uninstall() {
+        let finished = false;
+        const run = helm(['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '4m']).finally(() => {
+          finished = true;
+        });
+        await Promise.all([run, playHookJob(() => finished)]);
+        await rollOut();
+      },
+      async deletePod(name) {
+        for (const [owner, set] of pods) {
+          const pod = set.pods.find((p) => p.name === name);
+          if (!pod) continue;
+          set.pods = set.pods.filter((p) => p !== pod);
+          pods.set(owner, set);
+          await stopPod(pod);
+          // The ReplicaSet replaces a deleted pod: a new process from the same template.
+          await rollOut();
+          return;
+        }
+        throw new Error(`no pod ${name}`);
+      },
+      async exchange(host, port, data) {
+        // Cluster DNS and kube-proxy: name.namespace → the alias's externalName → the internal
+        // Service → its targetPort on the forwarder.
+        const [name = '', ns = ''] = host.split('.');
+        const alias = await core.readNamespacedService({ namespace: ns, name });
+        const target = /^([^.]+)\.([^.]+)\.svc\./.exec(alias.spec?.externalName ?? '');
+        if (!target) throw new Error(`${host} is not an alias: ${JSON.stringify(alias.spec)}`);
+        const internal = await core.readNamespacedService({ namespace: target[2]!, name: target[1]! });
+        const targetPort = internal.spec?.ports?.find((p) => p.port === port)?.targetPort;
+        if (typeof targetPort !== 'number')
+          throw new Error(`${host}:${port}: no such port on the internal Service`);
+        return await new Promise<string>((res, rej) => {
+          const s = connect({ host: '127.0.0.1', port: targetPort, allowHalfOpen: true });
+          const chunks: Buffer[] = [];
+          s.setTimeout(20_000, () => s.destroy(new Error('timeout')));
+          s.on('connect', () => s.end(data));
+          s.on('data', (c: Buffer) => chunks.push(c));
+          s.on('error', rej);
+          s.on('end', () => {
+            res(Buffer.concat(chunks).toString());
+            s.destroy();
+          });
+        });
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
