@@ -137,8 +137,9 @@ export class ClusterState {
   markForeign(key: string, now: number): void {
     const f = this.foreignKeys.get(key);
     const checks = (f?.checks ?? 0) + 1;
-    // Checked again after 10 s, doubling to 5 min: a foreign Service that goes away is noticed.
-    this.foreignKeys.set(key, { checks, recheckAt: now + Math.min(300_000, 10_000 * 2 ** (checks - 1)) });
+    // Checked again after 2 s, doubling to 5 min: a foreign Service that goes away is noticed
+    // soon, and one that stays costs a GET every few minutes.
+    this.foreignKeys.set(key, { checks, recheckAt: now + Math.min(300_000, 2_000 * 2 ** (checks - 1)) });
   }
 
   clearForeign(key: string): void {

@@ -102,7 +102,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const isReady = (): boolean => {
     if (!operator || !cluster?.synced) return false;
     if (!config.bindings.enabled) return true;
-    return isLeader() ? (reconciler?.caughtUp ?? false) : true;
+    // Leader: the first complete sync is applied. Follower: it is computed (warm and ready to lead).
+    return reconciler?.caughtUp ?? false;
   };
   const statusDoc = (): StatusDocument => {
     const statuses = reconciler?.statuses ?? [];

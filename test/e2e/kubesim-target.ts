@@ -112,7 +112,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       // One forwarder: on one host two processes cannot listen on the same ports.
       forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
       controller: {
-        leaderElection: { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 },
+        leaderElection: { leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
       },
     };
     const loopbackArgs = (component: string): string[] =>

@@ -199,6 +199,27 @@ export function defineScenario(
     );
 
     it(
+      'repairs drift: a deleted internal Service comes back with the same forwarder port',
+      async () => {
+        const { internal } = await projected(nsA, FIRST.name, ids[FIRST.name]!);
+        const name = internal.metadata!.name!;
+        const port = internal.spec?.ports?.[0]?.targetPort;
+        await core.deleteNamespacedService({ namespace: t.namespace, name });
+        const back = await waitFor(
+          `${t.namespace}/${name} re-created`,
+          async () => {
+            const svc = await readService(t.namespace, name);
+            return svc && svc.metadata?.uid !== internal.metadata?.uid ? svc : undefined;
+          },
+          wait,
+        );
+        expect(back.spec?.ports?.[0]?.targetPort).toBe(port);
+        await roundTrip(`${FIRST.name}.${nsA}`, FIRST.port);
+      },
+      stepTimeout,
+    );
+
+    it(
       'reports a name conflict as a Warning event, projects once it is gone, removes a deleted endpoint',
       async () => {
         await core.createNamespacedService({
