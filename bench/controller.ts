@@ -110,7 +110,9 @@ async function controllerFor(
   return startController({
     config: r.config,
     kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
-    logger: process.env['BENCH_LOG'] ? createLogger({ destination: pino.destination(process.env['BENCH_LOG']) }) : silentLogger(),
+    logger: process.env['BENCH_LOG']
+      ? createLogger({ destination: pino.destination(process.env['BENCH_LOG']) })
+      : silentLogger(),
     poll: { baseDelayMs: 200, maxDelayMs: 200 },
     ...(opts.notifications === false ? { notifications: false } : {}),
   });
