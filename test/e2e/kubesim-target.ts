@@ -227,6 +227,10 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
         loopbackArgs,
       });
       const code = await pod.exited;
+      // Helm deletes the Deployments and the RBAC objects together once the hook is Complete; on
+      // a cluster the pods then terminate while their Roles may already be gone (a 403 while
+      // shutting down). Here the pods stop first, so a 403 in the audit always means a missing rule.
+      for (const owner of [...pods.keys()]) await stopPods(owner);
       const finished = new Date();
       const condition = (type: string) => ({
         type,
