@@ -8,21 +8,10 @@ import { connectThroughIngress } from '../src/api/ingress/dialer.js';
 import { runCli } from '../src/cli/run.js';
 import { devCertificate } from '../src/net/dev-cert.js';
 import { readAll, startEcho } from './ingress/helpers.js';
+import { captured } from './helpers/capture-io.js';
 
 const API_KEY = 'cli-ingress-key-1';
 const AUTHTOKEN = 'cli-ingress-token-1';
-
-function captured() {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation(
-    (c: string | Uint8Array) => (out.push(String(c)), true),
-  );
-  vi.spyOn(process.stderr, 'write').mockImplementation(
-    (c: string | Uint8Array) => (err.push(String(c)), true),
-  );
-  return { out: () => out.join(''), err: () => err.join('') };
-}
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -5,18 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { commands } from '../src/cli/commands.js';
 import { runCli } from '../src/cli/run.js';
-
-function captured() {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation(
-    (c: string | Uint8Array) => (out.push(String(c)), true),
-  );
-  vi.spyOn(process.stderr, 'write').mockImplementation(
-    (c: string | Uint8Array) => (err.push(String(c)), true),
-  );
-  return { out: () => out.join(''), err: () => err.join('') };
-}
+import { captured } from './helpers/capture-io.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

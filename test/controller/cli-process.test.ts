@@ -7,16 +7,7 @@ import { runCli } from '../../src/cli/run.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { OPERATOR_NS, eventually } from './env.js';
-
-function captured(): { err: () => string } {
-  let err = '';
-  vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => {
-    err += String(c);
-    return true;
-  });
-  vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-  return { err: () => err };
-}
+import { captured } from '../helpers/capture-io.js';
 
 function run(
   args: string[],

@@ -6,20 +6,7 @@ import { EventSchema } from '../../src/kube/objects.js';
 import { captureLogs } from '../helpers/logs.js';
 import { ACME_KEY } from '../helpers/mock-api.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
-
-function captured(): { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => {
-    out += String(c);
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => {
-    err += String(c);
-    return true;
-  });
-  return { out: () => out, err: () => err };
-}
+import { captured } from '../helpers/capture-io.js';
 
 describe('controller: status, metrics, events, logs, selector test', () => {
   let env: ControllerEnv;
