@@ -20,18 +20,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
-import {
-  ENDPOINT_ID_ANNOTATION,
-  ENDPOINT_URL_ANNOTATION,
-  INGRESS_ANNOTATION,
-  PORTS_ANNOTATION,
-  ROLE_INTERNAL,
-  ROLE_LABEL,
-  STATE_LABEL,
-  forwarderPodLabels,
-  ownershipLabels,
-} from '../src/binding/identity.js';
-import { formatPortsAnnotation } from '../src/binding/service-format.js';
+import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
+import { internalService } from '../src/binding/services.js';
 import { startKubesim } from '../src/kubesim/index.js';
 
 const Args = z.object({
@@ -282,29 +272,28 @@ async function main(): Promise<void> {
     [echoPort, ECHO_URL],
     [sinkPort, SINK_URL],
   ]);
-  const svc = {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: {
-      name: 'ep-bench',
-      namespace: NS,
-      labels: { ...ownershipLabels(IDENTITY), [ROLE_LABEL]: ROLE_INTERNAL, [STATE_LABEL]: 'projected' },
-      annotations: {
-        [ENDPOINT_ID_ANNOTATION]: 'ep_bench',
-        [ENDPOINT_URL_ANNOTATION]: ECHO_URL,
-        [PORTS_ANNOTATION]: formatPortsAnnotation(ports),
-        [INGRESS_ANNOTATION]: ing.value.ingress,
-      },
+  // Built by the projection core, exactly as the controller writes it.
+  const groupPorts = [...ports].map(([forwarderPort, url]) => {
+    const parsed = parseEndpointUrl(url);
+    if (!parsed.ok) throw new Error(parsed.message);
+    return { url: parsed.value, forwarderPort };
+  });
+  const svc = internalService({
+    name: 'ep-bench',
+    endpointId: 'ep_bench',
+    url: groupPorts[0]!.url,
+    state: 'projected',
+    reason: '',
+    groupPorts,
+    config: {
+      identity: IDENTITY,
+      clusterDomain: 'cluster.local',
+      portRange: { min: 1024, max: 65535 },
+      serviceLabels: {},
+      serviceAnnotations: {},
+      ingressAddress: ing.value.ingress,
     },
-    spec: {
-      type: 'ClusterIP',
-      selector: forwarderPodLabels(IDENTITY),
-      ports: [
-        { name: 'tcp-7000', protocol: 'TCP', port: 7000, targetPort: echoPort },
-        { name: 'tcp-7001', protocol: 'TCP', port: 7001, targetPort: sinkPort },
-      ],
-    },
-  };
+  });
   const created = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
     method: 'POST',
     headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },

@@ -1,20 +1,11 @@
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
-import {
-  ENDPOINT_ID_ANNOTATION,
-  ENDPOINT_URL_ANNOTATION,
-  INGRESS_ANNOTATION,
-  PORTS_ANNOTATION,
-  ROLE_INTERNAL,
-  ROLE_LABEL,
-  STATE_LABEL,
-  forwarderPodLabels,
-  ownershipLabels,
-  type InstallIdentity,
-} from '../../src/binding/identity.js';
-import { formatPortsAnnotation } from '../../src/binding/service-format.js';
+import { parseEndpointUrl } from '../../src/binding/endpoint-url.js';
+import type { InstallIdentity } from '../../src/binding/identity.js';
+import { internalService as buildInternalService } from '../../src/binding/services.js';
 import { ForwarderConfig, type ForwarderConfigInput } from '../../src/forwarder/config.js';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
+import type { Service } from '../../src/kube/objects.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { captureLogs, type CapturedLogs } from '../helpers/logs.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
@@ -26,47 +17,43 @@ export const NS = 'endpoint-binder';
 export const IDENTITY: InstallIdentity = { release: RELEASE, operatorNamespace: NS };
 export const AUTHTOKEN = ACME_AUTHTOKEN;
 
-/** An internal Service exactly as docs/projection.md fixes it (what the controller writes). */
+/**
+ * An internal Service built by the projection core's own builder, so these tests read exactly what
+ * the controller writes. `ports`: allocated forwarder port → canonical URL.
+ */
 export function internalService(
   name: string,
   ports: Record<number, string>,
   ingress: string | undefined,
   identity: InstallIdentity = IDENTITY,
-) {
-  const map = new Map(Object.entries(ports).map(([p, u]) => [Number(p), u]));
-  const first = [...map.values()][0] ?? '';
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: {
-      name,
-      namespace: identity.operatorNamespace,
-      labels: { ...ownershipLabels(identity), [ROLE_LABEL]: ROLE_INTERNAL, [STATE_LABEL]: 'projected' },
-      annotations: {
-        [ENDPOINT_ID_ANNOTATION]: name.replace(/-/g, '_'),
-        [ENDPOINT_URL_ANNOTATION]: first,
-        [PORTS_ANNOTATION]: formatPortsAnnotation(map),
-        ...(ingress ? { [INGRESS_ANNOTATION]: ingress } : {}),
-      },
+): Service {
+  const groupPorts = Object.entries(ports).map(([port, url]) => {
+    const parsed = parseEndpointUrl(url);
+    if (!parsed.ok) throw new Error(`${url}: ${parsed.message}`);
+    return { url: parsed.value, forwarderPort: Number(port) };
+  });
+  return buildInternalService({
+    name,
+    endpointId: name.replace(/-/g, '_'),
+    url: groupPorts[0]!.url,
+    state: 'projected',
+    reason: '',
+    groupPorts,
+    config: {
+      identity,
+      clusterDomain: 'cluster.local',
+      portRange: { min: 1024, max: 65535 },
+      serviceLabels: {},
+      serviceAnnotations: {},
+      ingressAddress: ingress ?? null,
     },
-    spec: {
-      type: 'ClusterIP',
-      selector: forwarderPodLabels(identity),
-      ports: [...map.entries()]
-        .map(([target, url]) => {
-          const u = new URL(url);
-          return { scheme: u.protocol.slice(0, -1), port: Number(u.port) || 80, target };
-        })
-        .sort((a, b) => a.port - b.port)
-        .map((p) => ({ name: `${p.scheme}-${p.port}`, protocol: 'TCP', port: p.port, targetPort: p.target })),
-    },
-  };
+  });
 }
 
 const servicesPath = (ns: string) => `/api/v1/namespaces/${ns}/services`;
 
-export async function createService(sim: Kubesim, svc: ReturnType<typeof internalService>): Promise<void> {
-  const r = await api(sim, 'POST', servicesPath(svc.metadata.namespace), svc);
+export async function createService(sim: Kubesim, svc: Service): Promise<void> {
+  const r = await api(sim, 'POST', servicesPath(svc.metadata.namespace ?? NS), svc);
   if (r.status !== 201) throw new Error(`create ${svc.metadata.name}: ${r.status} ${JSON.stringify(r.body)}`);
 }
 

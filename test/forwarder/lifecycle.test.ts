@@ -79,7 +79,7 @@ describe('forwarder listeners follow the internal Services', () => {
     );
     await createService(env.sim, internalService('ep-two', { [b]: 'tcp://other.x:3' }, env.ingress));
     const bad = internalService('ep-bad', { [await freePort()]: 'tcp://bad.x:4' }, env.ingress);
-    bad.metadata.annotations['endpoint-binder.io/ports'] = '{"12x":"tcp://x.y:1"}';
+    bad.metadata.annotations!['endpoint-binder.io/ports'] = '{"12x":"tcp://x.y:1"}';
     await createService(env.sim, bad);
     await waitFor(() => fwd.boundPorts().includes(a), 10_000);
     await waitFor(() => logLines(env, 'forwarder skipped service').length >= 2, 10_000);

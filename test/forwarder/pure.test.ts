@@ -51,14 +51,14 @@ describe('desiredListeners', () => {
 
   it('reports and skips malformed annotations, and Services that are not this install internal ones', () => {
     const badPorts = internalService('ep-bad', { 10001: 'http://a.b:80' }, 'i:1');
-    badPorts.metadata.annotations['endpoint-binder.io/ports'] = '{"10001":"http://a.b"}';
+    badPorts.metadata.annotations!['endpoint-binder.io/ports'] = '{"10001":"http://a.b"}';
     const badIngress = internalService('ep-ing', { 10002: 'http://c.d:80' }, 'no-port');
     const foreign = internalService('ep-x', { 10003: 'http://e.f:80' }, 'i:1', {
       release: 'other',
       operatorNamespace: 'endpoint-binder',
     });
     const alias = internalService('ep-alias', { 10004: 'http://g.h:80' }, 'i:1');
-    alias.metadata.labels['endpoint-binder.io/role'] = 'alias';
+    alias.metadata.labels!['endpoint-binder.io/role'] = 'alias';
     const d = desiredListeners([badPorts, badIngress, foreign, alias], IDENTITY);
     expect([...d.routes]).toEqual([[10002, { url: 'http://c.d:80', ingress: undefined }]]);
     expect(d.problems.map((p) => [p.service, p.kind])).toEqual([
