@@ -1,14 +1,13 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectThroughIngress } from '../src/api/ingress/dialer.js';
 import { runCli } from '../src/cli/run.js';
-import { devCertificate } from '../src/net/dev-cert.js';
 import { readAll, startEcho } from './ingress/helpers.js';
 import { captured } from './helpers/capture-io.js';
+import { devCertificateFiles } from './helpers/cert-files.js';
 
 const API_KEY = 'cli-ingress-key-1';
 const AUTHTOKEN = 'cli-ingress-token-1';
@@ -106,13 +105,7 @@ describe('endpoint-binder mock-api with its binding ingress', () => {
   let cert: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'eb-cli-ingress-'));
-    const dev = await devCertificate();
-    cert = dev.cert;
-    certFile = join(dir, 'tls.crt');
-    keyFile = join(dir, 'tls.key');
-    writeFileSync(certFile, dev.cert);
-    writeFileSync(keyFile, dev.key);
+    ({ dir, cert, certFile, keyFile } = await devCertificateFiles('eb-cli-ingress-'));
   });
 
   it('serves the ingress over TLS from --ingress-* flags and advertises --ingress-advertise', async () => {

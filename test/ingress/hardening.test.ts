@@ -1,6 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,6 @@ import { connectThroughIngress, IngressError } from '../../src/api/ingress/diale
 import { MockConfig } from '../../src/mock/config.js';
 import { IngressConfigError } from '../../src/mock/ingress/tls-material.js';
 import { startMockApi } from '../../src/mock/server.js';
-import { devCertificate } from '../../src/net/dev-cert.js';
 import { ACME_AUTHTOKEN, startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
 import {
   createEndpoint,
@@ -20,6 +18,7 @@ import {
   type SilentSocket,
   type TestServer,
 } from './helpers.js';
+import { devCertificateFiles } from '../helpers/cert-files.js';
 
 async function ingressError(p: Promise<Socket>): Promise<IngressError> {
   const err = await p.then(
@@ -333,13 +332,7 @@ describe('binding ingress TLS with certificate files', () => {
   let cert: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'eb-ingress-tls-'));
-    const dev = await devCertificate();
-    cert = dev.cert;
-    certFile = join(dir, 'tls.crt');
-    keyFile = join(dir, 'tls.key');
-    writeFileSync(certFile, dev.cert);
-    writeFileSync(keyFile, dev.key);
+    ({ dir, cert, certFile, keyFile } = await devCertificateFiles('eb-ingress-tls-'));
   });
 
   it('serves TLS with the configured PEM files', async () => {
