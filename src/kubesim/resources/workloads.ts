@@ -69,6 +69,15 @@ function containersErrors(obj: KubeObject, restartPolicies: string[]): FieldErro
   return errs;
 }
 
+/** `spec.<key>` may not change on update (Deployment selectors, Job templates). */
+function immutableSpecField(obj: KubeObject, old: KubeObject | undefined, key: string): FieldError[] {
+  if (!old) return [];
+  const now = rec(obj['spec'])[key];
+  return JSON.stringify(rec(old['spec'])[key]) === JSON.stringify(now)
+    ? []
+    : [field.invalid(`spec.${key}`, now, 'field is immutable')];
+}
+
 export function deploymentResource(): ResourceDef {
   return basicResource(
     {
@@ -105,13 +114,11 @@ export function deploymentResource(): ResourceDef {
         obj['spec'] = spec;
       },
       validate(obj, old) {
-        const errs = [...selectorErrors(obj), ...containersErrors(obj, ['Always'])];
-        if (
-          old &&
-          JSON.stringify(rec(old['spec'])['selector']) !== JSON.stringify(rec(obj['spec'])['selector'])
-        )
-          errs.push(field.invalid('spec.selector', rec(obj['spec'])['selector'], 'field is immutable'));
-        return errs;
+        return [
+          ...selectorErrors(obj),
+          ...containersErrors(obj, ['Always']),
+          ...immutableSpecField(obj, old, 'selector'),
+        ];
       },
     },
   );
@@ -161,12 +168,7 @@ export function jobResource(): ResourceDef {
         const errs = containersErrors(obj, ['OnFailure', 'Never']);
         if (!rec(rec(rec(obj['spec'])['template'])['spec'])['restartPolicy'])
           errs.push(field.required('spec.template.spec.restartPolicy', ''));
-        if (
-          old &&
-          JSON.stringify(rec(old['spec'])['template']) !== JSON.stringify(rec(obj['spec'])['template'])
-        )
-          errs.push(field.invalid('spec.template', rec(obj['spec'])['template'], 'field is immutable'));
-        return errs;
+        return [...errs, ...immutableSpecField(obj, old, 'template')];
       },
     },
   );
