@@ -210,4 +210,38 @@ describe('kubesim stores what a chart installs', () => {
     expect(mismatch.status).toBe(422);
     expect(mismatch.body.message).toContain('`selector` does not match template `labels`');
   });
+
+  it('a Deployment selector and a Job template are immutable (422 naming the field)', async () => {
+    const sim = await start();
+    const labels = { app: 'd', v: '1' };
+    const d = await api(sim, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
+      metadata: { name: 'd' },
+      spec: {
+        selector: { matchLabels: { app: 'd' } },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
+    });
+    const reselect = await api(sim, 'PUT', '/apis/apps/v1/namespaces/default/deployments/d', {
+      ...d.body,
+      spec: { ...d.body.spec, selector: { matchLabels: { app: 'd', v: '1' } } },
+    });
+    expect(reselect.status).toBe(422);
+    expect(reselect.body.message).toContain('spec.selector');
+    expect(reselect.body.message).toContain('field is immutable');
+    const scale = await api(sim, 'PUT', '/apis/apps/v1/namespaces/default/deployments/d', {
+      ...d.body,
+      spec: { ...d.body.spec, replicas: 3 },
+    });
+    expect(scale.status).toBe(200);
+
+    const job = await api(sim, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
+      metadata: { name: 'j' },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'i' }] } } },
+    });
+    const changed = structuredClone(job.body);
+    changed.spec.template.spec.containers[0].image = 'other';
+    const rejob = await api(sim, 'PUT', '/apis/batch/v1/namespaces/default/jobs/j', changed);
+    expect(rejob.status).toBe(422);
+    expect(rejob.body.message).toContain('spec.template');
+  });
 });
