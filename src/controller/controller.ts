@@ -233,6 +233,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       recorder,
       ...(podRef ? { podRef } : {}),
       ...(opts.random ? { random: opts.random } : {}),
+      onCaughtUp: () => {
+        for (const w of caughtUpWaiters) w();
+        caughtUpWaiters.clear();
+      },
     });
     if (config.leaderElection.enabled) {
       elector = new LeaderElector({
@@ -272,13 +276,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         })(),
       );
     }
-    const poll = setInterval(() => {
-      if (reconciler?.caughtUp) {
-        for (const w of caughtUpWaiters) w();
-        caughtUpWaiters.clear();
-      }
-    }, 20);
-    signal.addEventListener('abort', () => clearInterval(poll), { once: true });
   };
 
   let stopping: Promise<void> | undefined;

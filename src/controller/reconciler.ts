@@ -8,7 +8,6 @@ import {
 import { plan } from '../binding/plan.js';
 import { project } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
-import { endpointView } from '../binding/selector.js';
 import type {
   EndpointRecord,
   EndpointStatus,
@@ -17,7 +16,6 @@ import type {
   ProjectionState,
 } from '../binding/types.js';
 import { PROJECTION_STATES } from '../binding/types.js';
-import { parseEndpointUrl } from '../binding/endpoint-url.js';
 import {
   kinds,
   objectRef,
@@ -52,6 +50,8 @@ export interface ReconcilerOptions {
   now?: () => number;
   /** Passes run at most this often when changes keep coming; 10 ms. */
   coalesceMs?: number;
+  /** Called once, when the first pass over a complete listing is done. */
+  onCaughtUp?: () => void;
 }
 
 interface Backoff {
@@ -255,6 +255,7 @@ export class Reconciler {
     if (outcomes.some((o) => o.result === 'foreign' || o.result === 'ok')) this.dirty = true;
     if (feed.complete && !this.appliedComplete) {
       this.appliedComplete = true;
+      this.o.onCaughtUp?.();
       log.info(
         { endpoints: endpoints.length, services: desired.services.size, leader },
         'first complete sync applied',
@@ -388,10 +389,4 @@ export class Reconciler {
       m.servicesApplied.set({ role }, applied);
     }
   }
-}
-
-/** The selector view of an endpoint whose URL is valid, for `selector test`. */
-export function viewOf(ep: EndpointRecord): ReturnType<typeof endpointView> | undefined {
-  const u = parseEndpointUrl(ep.url);
-  return u.ok ? endpointView(ep, u.value) : undefined;
 }

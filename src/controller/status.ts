@@ -49,10 +49,9 @@ function pad(rows: string[][]): string {
 /** The table `endpoint-binder status` prints: one line per endpoint, then a summary. Pure. */
 export function formatStatusTable(doc: StatusDocument): string {
   const header = ['ENDPOINT', 'URL', 'STATE', 'ALIAS', 'INTERNAL SERVICE', 'TARGET PORT', 'REASON'];
-  const order = new Map(PROJECTION_STATES.map((s, i) => [s, i]));
+  const order = new Map<string, number>(PROJECTION_STATES.map((s, i) => [s, i]));
   const sorted = [...doc.endpoints].sort(
-    (a, b) =>
-      (order.get(a.state as never) ?? 0) - (order.get(b.state as never) ?? 0) || a.url.localeCompare(b.url),
+    (a, b) => (order.get(a.state) ?? 0) - (order.get(b.state) ?? 0) || a.url.localeCompare(b.url),
   );
   const rows = sorted.map((e) => [
     e.id,
