@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { MockConfigInput } from '../mock/config.js';
 import { ADVERTISE_RULE, parseAdvertise } from '../mock/ingress/advertise.js';
-import { isLoopbackHost } from '../mock/ingress/server.js';
+import { isLoopbackHost } from '../net/host-port.js';
 import { IngressConfigError, loadTlsMaterial } from '../mock/ingress/tls-material.js';
 import { UsageError } from './command.js';
 import { portFlag, type FlagSpec } from './flags.js';

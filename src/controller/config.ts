@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isDnsLabel } from '../binding/endpoint-url.js';
+import { hostPortProblem } from '../net/host-port.js';
 
 /**
  * The controller's configuration: a YAML/JSON file (a ConfigMap in a real install), flags over
@@ -27,10 +28,10 @@ const labelValue = z
     'must be a valid label value (at most 63 characters: alphanumerics, "-", "_", "." inside)',
   );
 
-const hostPort = z
-  .string()
-  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*):([0-9]{1,5})$/, 'must be host:port, e.g. 0.0.0.0:8080')
-  .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'the port must be at most 65535');
+const hostPort = z.string().superRefine((s, ctx) => {
+  const problem = hostPortProblem(s, { allowZero: true, allowEmptyHost: true });
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const forwarderPort = z.number().int().min(1024, 'must be at least 1024').max(65535, 'must be at most 65535');
 

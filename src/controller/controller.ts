@@ -17,7 +17,8 @@ import type { Logger } from '../log/logger.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
-import { startProbeServer, type ProbeServer } from './http.js';
+import { parseHostPort } from '../net/host-port.js';
+import { startProbeServer, type ProbeResult, type ProbeServer } from '../net/probe-server.js';
 import { controllerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 import { register, type RegistrationSpec } from './registration.js';
@@ -121,12 +122,20 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     };
   };
 
-  const [host, portText] = splitHostPort(config.http.listen);
-  const probe: ProbeServer = await startProbeServer(host, Number(portText), {
-    registry,
-    healthy: () => ({ ok: true, detail: {} }),
-    ready: () => ({
+  const readiness = (): ProbeResult => {
+    const reasons: string[] = [];
+    if (!operator)
+      reasons.push(
+        registrationError
+          ? `not registered with the management API: ${registrationError}`
+          : 'not registered with the management API yet',
+      );
+    if (!(cluster?.synced ?? false)) reasons.push('caches of Services and Namespaces not synced yet');
+    if (config.bindings.enabled && !(reconciler?.caughtUp ?? false))
+      reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
+    return {
       ok: isReady(),
+      reasons,
       detail: {
         registered: operator !== undefined,
         ...(registrationError ? { registrationError } : {}),
@@ -134,7 +143,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         leader: isLeader(),
         caughtUp: reconciler?.caughtUp ?? false,
       },
-    }),
+    };
+  };
+  const listenAt = parseHostPort(config.http.listen, { allowZero: true, allowEmptyHost: true });
+  const probe: ProbeServer = await startProbeServer({
+    host: listenAt.host || '0.0.0.0',
+    port: listenAt.port,
+    registry,
+    ready: readiness,
     json: { '/status': statusDoc },
   });
   log.info({ url: probe.url }, 'controller http server listening');
@@ -322,10 +338,4 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       return stopping;
     },
   };
-}
-
-function splitHostPort(hp: string): [string, string] {
-  const i = hp.lastIndexOf(':');
-  const host = hp.slice(0, i).replace(/^\[(.*)\]$/, '$1');
-  return [host || '0.0.0.0', hp.slice(i + 1)];
 }

@@ -4,7 +4,7 @@ import { reconnectDelayMs } from '../api/client/sse/watch.js';
 import type { Endpoint } from '../api/schemas/endpoint.js';
 import type { OperatorEvent } from '../api/schemas/operator.js';
 import type { EndpointRecord } from '../binding/types.js';
-import { sleep } from '../kube/clock.js';
+import { sleep } from '../time/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { ControllerMetrics } from './metrics.js';
 

@@ -3,7 +3,7 @@ import { ApiError } from '../api/client/index.js';
 import type { KubernetesOperator } from '../api/schemas/operator.js';
 import type { Logger } from '../log/logger.js';
 import { reconnectDelayMs } from '../api/client/sse/watch.js';
-import { sleep } from '../kube/clock.js';
+import { sleep } from '../time/clock.js';
 
 /** What the controller asks the API to hold for it. */
 export interface RegistrationSpec {

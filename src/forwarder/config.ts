@@ -3,19 +3,19 @@
  * defaults by the CLI, then validated here as a whole so every bad field is reported at once.
  */
 import { z } from 'zod';
-import { isLoopbackHost, tryParseAddress } from './address.js';
+import { hostPortProblem, isLoopbackHost, parseHostPort, tryParseHostPort } from '../net/host-port.js';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** `host:port` where the port may be 0 (the OS chooses; for tests). */
-const listenAddress = z.string().refine((s) => {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(s);
-  return m !== null && Number(m[3]) <= 65535;
-}, 'must be host:port (IPv6 in brackets), port 0–65535');
+const listenAddress = z.string().superRefine((s, ctx) => {
+  const problem = hostPortProblem(s, { allowZero: true, allowEmptyHost: true });
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const ingressAddress = z
   .string()
-  .refine((s) => tryParseAddress(s) !== undefined, 'must be host:port (IPv6 in brackets), port 1–65535');
+  .refine((s) => tryParseHostPort(s) !== undefined, 'must be host:port (IPv6 in brackets), port 1–65535');
 
 const positiveMs = z.number().int().min(1).max(86_400_000);
 
@@ -68,7 +68,7 @@ export const ForwarderConfig = z
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((cfg, ctx) => {
-    const addr = cfg.ingress.address ? tryParseAddress(cfg.ingress.address) : undefined;
+    const addr = cfg.ingress.address ? tryParseHostPort(cfg.ingress.address) : undefined;
     if (addr && !cfg.ingress.tls && !isLoopbackHost(addr.host)) {
       ctx.addIssue({
         code: 'custom',
@@ -90,7 +90,6 @@ export type ForwarderConfigInput = z.input<typeof ForwarderConfig>;
 
 /** Splits a listen address `host:port` (validated by the schema). */
 export function splitListen(address: string): { host: string; port: number } {
-  const i = address.lastIndexOf(':');
-  const host = address.slice(0, i).replace(/^\[(.*)\]$/, '$1');
-  return { host, port: Number(address.slice(i + 1)) };
+  const hp = parseHostPort(address, { allowZero: true, allowEmptyHost: true });
+  return { host: hp.host || '0.0.0.0', port: hp.port };
 }

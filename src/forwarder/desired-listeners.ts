@@ -12,7 +12,7 @@ import {
   type InstallIdentity,
 } from '../binding/identity.js';
 import { parsePortsAnnotation } from '../binding/service-format.js';
-import { isLoopbackHost, tryParseAddress } from './address.js';
+import { isLoopbackHost, tryParseHostPort } from '../net/host-port.js';
 
 /** The part of a Service this function looks at. */
 export interface ServiceLike {
@@ -86,7 +86,7 @@ export function desiredListeners(
     }
     let ingress = ingressOverride === undefined ? annotations[INGRESS_ANNOTATION] : undefined;
     if (ingress !== undefined) {
-      const addr = tryParseAddress(ingress);
+      const addr = tryParseHostPort(ingress);
       const shown = JSON.stringify(ingress.slice(0, 100));
       const message = !addr
         ? `${INGRESS_ANNOTATION}: must be host:port, got ${shown}`

@@ -20,7 +20,13 @@ import type { Logger } from '../log/logger.js';
 import type { ListenAddress } from '../net/listen.js';
 import { splitListen, type ForwarderConfig } from './config.js';
 import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
-import { startHealthServer, type Readiness } from './http.js';
+import { startProbeServer } from '../net/probe-server.js';
+
+export interface Readiness {
+  ready: boolean;
+  /** Why not ready (empty when ready): each names the cause, e.g. a port and its bind error. */
+  reasons: string[];
+}
 import { ListenerSet, type ListenerStatus } from './listeners.js';
 import { forwarderMetrics } from './metrics.js';
 
@@ -157,12 +163,14 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   }
 
   const listen = splitListen(config.http.listen);
-  const http = await startHealthServer({
+  const http = await startProbeServer({
     host: listen.host,
     port: listen.port,
     registry,
-    readiness,
-    logger: log,
+    ready: () => {
+      const r = readiness();
+      return { ok: r.ready, reasons: r.reasons };
+    },
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new Error(`http.listen: cannot listen on ${config.http.listen}: ${code}`);

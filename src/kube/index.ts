@@ -1,5 +1,5 @@
 /** Kubernetes plumbing shared by the controller and the forwarder. */
-export { systemClock, sleep, type Clock } from './clock.js';
+export { systemClock, sleep, type Clock } from '../time/clock.js';
 export { kubeConfigFrom, type KubeConfigSource } from './config.js';
 export {
   KubeApiError,
@@ -36,7 +36,7 @@ export {
   type CacheState,
   type CacheTuning,
 } from './cache/reflector.js';
-export { defaultBackoff, type BackoffOptions } from './cache/backoff.js';
+export { defaultBackoff, type BackoffOptions } from '../time/backoff.js';
 export { listAll, type ListOptions, type ListResult } from './cache/list.js';
 export { LeaseLock, recordFromLease, type LockedRecord } from './leader/lease-lock.js';
 export { microTime, type LeaderElectionRecord } from './leader/record.js';

@@ -3,7 +3,7 @@ import { ForwarderConfig } from '../../src/forwarder/config.js';
 import { desiredListeners, sameRoutes } from '../../src/forwarder/desired-listeners.js';
 import { rebindDelayMs } from '../../src/forwarder/listeners.js';
 import { decideRetry, isRetryable, MAX_ATTEMPTS, retryDelayMs } from '../../src/forwarder/retry.js';
-import { isLoopbackHost } from '../../src/forwarder/address.js';
+import { isLoopbackHost } from '../../src/net/host-port.js';
 import { IDENTITY, internalService } from './helpers.js';
 
 describe('desiredListeners', () => {

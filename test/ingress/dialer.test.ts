@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectThroughIngress, IngressError, parseIngressAddress } from '../../src/api/ingress/dialer.js';
+import { connectThroughIngress, IngressError } from '../../src/api/ingress/dialer.js';
 import { closedPort, readBytes, startServer, type TestServer } from './helpers.js';
 
 /** A fake ingress that reads the preface line and then does whatever `behave` says. */
@@ -116,17 +116,5 @@ describe('connectThroughIngress against a fake ingress', () => {
     const p = connectThroughIngress({ address, authtoken: 'x', url: 'http://a.b:80', signal: ac.signal });
     setTimeout(() => ac.abort(), 20);
     await expectIngressError(p, 'ERR_794');
-  });
-
-  it('parses addresses', () => {
-    expect(parseIngressAddress('127.0.0.1:443')).toEqual({ host: '127.0.0.1', port: 443 });
-    expect(parseIngressAddress('[::1]:8443')).toEqual({ host: '::1', port: 8443 });
-    expect(parseIngressAddress('ingress.example.com:443')).toEqual({
-      host: 'ingress.example.com',
-      port: 443,
-    });
-    expect(() => parseIngressAddress('no-port')).toThrow(/host:port/);
-    expect(() => parseIngressAddress('::1:443')).toThrow(/host:port/);
-    expect(() => parseIngressAddress('a:70000')).toThrow(/host:port/);
   });
 });

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { sleep, systemClock, type Clock } from '../../src/kube/clock.js';
+import { sleep, systemClock, type Clock } from '../../src/time/clock.js';
 import type { CacheTuning } from '../../src/kube/cache/reflector.js';
 import type { Service } from '../../src/kube/objects.js';
 

@@ -20,7 +20,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn, setTimeout as realSleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { MonotonicClock } from '../../src/kube/clock.js';
+import type { MonotonicClock } from '../../src/time/clock.js';
 
 interface Timer {
   clock: FakeClock;

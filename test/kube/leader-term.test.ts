@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MonotonicClock } from '../../src/kube/clock.js';
+import type { MonotonicClock } from '../../src/time/clock.js';
 import { decide, observe, type LeaderElectionRecord } from '../../src/kube/leader/record.js';
 import { linkedSignal } from '../../src/kube/leader/signals.js';
 import { LeadershipTerm } from '../../src/kube/leader/term.js';

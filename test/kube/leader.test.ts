@@ -10,7 +10,7 @@ import { kinds } from '../../src/kube/resources.js';
 import { microTime } from '../../src/kube/leader/record.js';
 import { KubeTransport } from '../../src/kube/transport.js';
 import { KubeClient } from '../../src/kube/write.js';
-import { sleep } from '../../src/kube/clock.js';
+import { sleep } from '../../src/time/clock.js';
 import { captureLogger, metricValue, newRegistry, waitFor } from './helpers.js';
 import { ElectorProxy, LeaderChecker } from './leader-harness.js';
 

@@ -6,7 +6,7 @@ import {
   nextBackoff,
   randomInRange,
   type BackoffOptions,
-} from '../../src/kube/cache/backoff.js';
+} from '../../src/time/backoff.js';
 import { changed, diffRelist, Store } from '../../src/kube/cache/store.js';
 import {
   AggregationCache,

@@ -13,6 +13,7 @@ import {
   parseReply,
   type IngressSource,
 } from './protocol.js';
+import { parseHostPort } from '../../net/host-port.js';
 
 /** A failed ingress connection: an ERR_7xx the ingress answered, or one the dialer observed (ERR_79x). */
 export class IngressError extends Error {
@@ -57,16 +58,6 @@ export interface ConnectThroughIngressOptions {
 
 export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
 
-/** Splits `host:port` / `[v6]:port`. */
-export function parseIngressAddress(address: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 1 && port <= 65535)) {
-    throw new TypeError(`ingress address must be host:port (IPv6 in brackets), got "${address}"`);
-  }
-  return { host: (m[1] ?? m[2])!, port };
-}
-
 /**
  * Opens a connection through the ingress. Resolves with the socket once the ingress answered
  * `ok`; the socket is paused, is half-open capable (`end()` sends only our FIN) and any bytes that
@@ -75,7 +66,7 @@ export function parseIngressAddress(address: string): { host: string; port: numb
 export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promise<Socket> {
   let target: { host: string; port: number };
   try {
-    target = parseIngressAddress(opts.address);
+    target = parseHostPort(opts.address);
   } catch (err) {
     return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }

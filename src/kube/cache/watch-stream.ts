@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../time/clock.js';
 import { errorFromResponse, errorFromStatus } from '../errors.js';
 import { StatusSchema, WatchEventSchema } from '../objects.js';
 import type { KubeTransport, QueryValue } from '../transport.js';

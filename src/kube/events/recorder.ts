@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../log/logger.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../../time/clock.js';
 import { describeError, isNotFound } from '../errors.js';
 import { kubeMetrics, type KubeMetrics } from '../metrics.js';
 import type { KubeObject, ObjectReference } from '../objects.js';

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../log/logger.js';
-import { systemClock, type MonotonicClock } from '../clock.js';
+import { systemClock, type MonotonicClock } from '../../time/clock.js';
 import { describeError } from '../errors.js';
 import { kubeMetrics, type KubeMetrics } from '../metrics.js';
 import { KubeTransport } from '../transport.js';

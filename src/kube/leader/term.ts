@@ -1,4 +1,4 @@
-import type { MonotonicClock } from '../clock.js';
+import type { MonotonicClock } from '../../time/clock.js';
 
 /**
  * One stretch of leadership, held as a deadline on the monotonic clock rather than a flag.

@@ -1,6 +1,7 @@
 /** The binding ingress listener: plain TCP on loopback, TLS (development or configured certificate) anywhere. */
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { isLoopbackHost } from '../../net/host-port.js';
 import { listen } from '../../net/listen.js';
 import type { MockServices } from '../services.js';
 import { advertisedAddress } from './advertise.js';
@@ -32,13 +33,6 @@ export interface IngressServer {
   caPem?: string;
   /** Stops listening and closes every connection, client and upstream sockets alike. */
   stop(): Promise<void>;
-}
-
-/** True for `localhost`, 127.0.0.0/8 and ::1 (also IPv4-mapped). */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  return /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 /** Starts the binding ingress for the mock's accounts and endpoints. */
