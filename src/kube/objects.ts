@@ -62,6 +62,14 @@ export const NamespaceSchema = z.looseObject({
 });
 export type Namespace = z.infer<typeof NamespaceSchema>;
 
+export const ConfigMapSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: ObjectMetaSchema,
+  data: z.record(z.string(), z.string()).optional(),
+});
+export type ConfigMap = z.infer<typeof ConfigMapSchema>;
+
 export const LeaseSpecSchema = z.looseObject({
   holderIdentity: z.string().nullish(),
   leaseDurationSeconds: z.number().int().nullish(),

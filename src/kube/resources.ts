@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import { EventSchema, LeaseSchema, NamespaceSchema, ServiceSchema, type KubeObject } from './objects.js';
+import {
+  ConfigMapSchema,
+  EventSchema,
+  LeaseSchema,
+  NamespaceSchema,
+  ServiceSchema,
+  type KubeObject,
+} from './objects.js';
 
 /** Where a kind lives in the API and how its objects are parsed. */
 export interface ResourceKind<S extends z.ZodType<KubeObject> = z.ZodType<KubeObject>> {
@@ -30,6 +37,13 @@ export const kinds = {
     plural: 'namespaces',
     namespaced: false,
     schema: NamespaceSchema,
+  }),
+  configMap: defineKind({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    plural: 'configmaps',
+    namespaced: true,
+    schema: ConfigMapSchema,
   }),
   lease: defineKind({
     apiVersion: 'coordination.k8s.io/v1',

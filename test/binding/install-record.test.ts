@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import {
+  installRecordConfigMap,
+  installRecordName,
+  parseInstallRecord,
+} from '../../src/binding/install-record.js';
+import { isOwnedBy } from '../../src/binding/identity.js';
+
+const id = { release: 'eb', operatorNamespace: 'binder' };
+
+describe('install record (the ConfigMap only the controller writes)', () => {
+  it('round-trips the ingress address and operator id, carrying the ownership labels', () => {
+    const cm = installRecordConfigMap(id, {
+      ingressAddress: 'ingress.example.test:443',
+      operatorId: 'k8sop_1',
+    });
+    expect(cm.metadata).toMatchObject({ name: 'eb-install', namespace: 'binder' });
+    expect(installRecordName(id)).toBe('eb-install');
+    expect(isOwnedBy(cm, id)).toBe(true);
+    expect(parseInstallRecord(cm)).toEqual({
+      ok: true,
+      record: { ingressAddress: 'ingress.example.test:443', operatorId: 'k8sop_1' },
+    });
+    expect(parseInstallRecord(installRecordConfigMap(id, {}))).toEqual({ ok: true, record: {} });
+  });
+
+  it('refuses a malformed address naming the key and the rule', () => {
+    const cm = installRecordConfigMap(id, { ingressAddress: 'nope' });
+    const r = parseInstallRecord(cm);
+    expect(r.ok).toBe(false);
+    if (!r.ok)
+      expect(r.message).toBe(
+        'ConfigMap eb-install data.ingress-address: must be host:port with IPv6 hosts in brackets ([::1]:8080), got "nope"',
+      );
+  });
+});
