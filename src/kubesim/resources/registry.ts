@@ -56,9 +56,22 @@ export interface ResourceDef {
    * `prepare` is expected to keep the stored status on main-resource writes.
    */
   statusSubresource?: boolean;
-  /** Extra field selector labels beyond metadata.name/metadata.namespace. */
-  selectableFields?: Record<string, (obj: KubeObject) => string | undefined>;
+  /**
+   * The kind's own field label conversion (AddFieldLabelConversionFunc in
+   * pkg/apis/<group>/<version>/conversion.go): every field selector label it accepts, with the
+   * value an object has for it; any other label is `field label not supported: <label>`.
+   * Undefined: the default conversion, `metadata.name` and `metadata.namespace` only.
+   */
+  fieldLabels?: Record<string, (obj: KubeObject) => string>;
+  /** Discovery categories (`all` for the kinds `kubectl get all` lists). */
+  categories?: string[];
 }
+
+/** The field labels every kind's conversion accepts unless it says otherwise: ObjectMeta's. */
+export const META_FIELD_LABELS: Readonly<Record<string, (obj: KubeObject) => string>> = {
+  'metadata.name': (o) => o.metadata.name,
+  'metadata.namespace': (o) => o.metadata.namespace ?? '',
+};
 
 export function apiVersionOf(def: Pick<ResourceDef, 'group' | 'version'>): string {
   return def.group ? `${def.group}/${def.version}` : def.version;
