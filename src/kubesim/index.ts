@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../log/logger.js';
-import {
-  allowedByRules,
-  Authenticator,
-  type Identity,
-  type KubesimToken,
-  type RequestAttributes,
-} from './auth.js';
+import { AuditLog, type AuditRecord } from './audit.js';
+import { Authenticator, type KubesimToken } from './auth.js';
+import { Authorizer } from './authorizer.js';
+import { PolicyAdmission } from './admission/plugin.js';
 import { Faults, type KubesimFaults } from './faults.js';
 import { ResourceHandlers } from './handlers.js';
 import { IpAllocator, PortAllocator } from './ipalloc.js';
@@ -27,7 +24,12 @@ import {
   networkPolicyResource,
   podDisruptionBudgetResource,
 } from './resources/workloads.js';
-import { rbacRulesFor } from './rbac.js';
+import {
+  validatingAdmissionPolicyBindingResource,
+  validatingAdmissionPolicyResource,
+} from './resources/admission-policies.js';
+import { reviewResources } from './resources/reviews.js';
+import { Reviews } from './reviews.js';
 import { ServiceAccountTokens } from './tokens.js';
 import { coreEventResource, eventsV1Resource } from './resources/events.js';
 import { leaseResource } from './resources/leases.js';
@@ -47,16 +49,10 @@ import { WatchHub } from './watch.js';
  */
 
 export type { Identity, KubesimToken, PolicyRule, RequestAttributes } from './auth.js';
+export type { AuditRecord } from './audit.js';
 export type { RbacObjects } from './rbac.js';
 export { allowedByRules } from './auth.js';
-export { rbacRulesFor } from './rbac.js';
-
-/** One resource request as the authorizer saw it. */
-export interface AuditRecord {
-  user: string;
-  attrs: RequestAttributes;
-  allowed: boolean;
-}
+export { BOOTSTRAP_POLICY, rbacRulesFor } from './rbac.js';
 export type { FailRequestsRule, KubesimFaults } from './faults.js';
 
 export interface KubesimOptions {
@@ -145,6 +141,13 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     networkPolicyResource(),
   ])
     registry.add(def);
+  const policyDefs = {
+    policies: validatingAdmissionPolicyResource(),
+    bindings: validatingAdmissionPolicyBindingResource(),
+  };
+  registry.add(policyDefs.policies);
+  registry.add(policyDefs.bindings);
+  for (const def of reviewResources()) registry.add(def);
 
   const lifecycle = new NamespaceLifecycle(
     store,
@@ -153,7 +156,12 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     opts.namespaceFinalizeDelayMs ?? 50,
     log,
   );
-  const handlers = new ResourceHandlers(store, lifecycle, namespaces);
+  const handlers = new ResourceHandlers(
+    store,
+    lifecycle,
+    namespaces,
+    new PolicyAdmission(store, registry, { ...policyDefs, namespaces }),
+  );
   const watches = new WatchHub(store, {
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     bufferBytes: opts.watchBufferBytes ?? 10 * 1024 * 1024,
@@ -171,26 +179,14 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     store.get(resourceKey(serviceAccounts), `${ns}/${name}`),
   );
   const auth = new Authenticator(tokens, (t) => saTokens.authenticate(t));
-  const authorize = (who: Identity, attrs: RequestAttributes): boolean => {
-    if (who.source.kind === 'static') return !who.source.rules || allowedByRules(who.source.rules, attrs);
-    const list = (def: (typeof rbacDefs)[keyof typeof rbacDefs]) => store.list(resourceKey(def));
-    const rules = rbacRulesFor(
-      {
-        roles: list(rbacDefs.roles),
-        clusterRoles: list(rbacDefs.clusterRoles),
-        roleBindings: list(rbacDefs.roleBindings),
-        clusterRoleBindings: list(rbacDefs.clusterRoleBindings),
-      },
-      who,
-    );
-    return allowedByRules(rules, attrs);
-  };
-  let auditLog: AuditRecord[] = [];
-  const audit = (who: Identity, attrs: RequestAttributes, allowed: boolean): void => {
-    // Bounded: a long demo run must not grow without limit.
-    if (auditLog.length >= 200_000) auditLog = auditLog.slice(-100_000);
-    auditLog.push({ user: who.user, attrs, allowed });
-  };
+  const list = (def: (typeof rbacDefs)[keyof typeof rbacDefs]) => store.list(resourceKey(def));
+  const authorizer = new Authorizer(() => ({
+    roles: list(rbacDefs.roles),
+    clusterRoles: list(rbacDefs.clusterRoles),
+    roleBindings: list(rbacDefs.roleBindings),
+    clusterRoleBindings: list(rbacDefs.clusterRoleBindings),
+  }));
+  const auditLog = new AuditLog();
 
   for (const name of opts.initialNamespaces ?? ['default', 'kube-system']) {
     handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
@@ -204,8 +200,9 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
       watches,
       faults,
       auth,
-      authorize,
-      audit,
+      authorizer,
+      reviews: new Reviews(authorizer),
+      audit: (record: AuditRecord) => auditLog.add(record),
       log,
       store,
       futureRvWaitMs: opts.futureResourceVersionWaitMs ?? 3000,
@@ -225,10 +222,8 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     writeKubeconfig: (path, token = admin) => writeKubeconfigFile(path, url, token, cert?.cert),
     faults,
     serviceAccountToken: (namespace, name) => saTokens.issue(namespace, name),
-    audit: () => auditLog,
-    clearAudit: () => {
-      auditLog = [];
-    },
+    audit: () => auditLog.all(),
+    clearAudit: () => auditLog.clear(),
     compact: () => store.compact(),
     async restart() {
       await server.close();

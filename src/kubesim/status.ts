@@ -39,7 +39,7 @@ export class ApiError extends Error {
   override name = 'ApiError';
   constructor(
     readonly status: StatusBody,
-    readonly headers: Record<string, string> = {},
+    readonly headers: Record<string, string | string[]> = {},
   ) {
     super(status.message ?? status.reason ?? 'error');
   }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { bindingObjectSchema, policyObjectSchema } from '../resources/admission-schema.js';
 import {
   configMapObjectSchema,
   secretObjectSchema,
@@ -52,6 +53,7 @@ function stored(
 }
 
 const RBAC = 'rbac.authorization.k8s.io';
+const ADMISSION = 'admissionregistration.k8s.io';
 
 export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; list: z.ZodType }>> = {
   '/v1/ServiceAccount': stored(
@@ -141,6 +143,22 @@ export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; li
     'NetworkPolicy',
     networkPolicyObjectSchema,
     'NetworkPolicy describes what network traffic is allowed for a set of Pods',
+  ),
+  [`${ADMISSION}/v1/ValidatingAdmissionPolicy`]: stored(
+    'admissionregistration',
+    ADMISSION,
+    'v1',
+    'ValidatingAdmissionPolicy',
+    policyObjectSchema,
+    'ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.',
+  ),
+  [`${ADMISSION}/v1/ValidatingAdmissionPolicyBinding`]: stored(
+    'admissionregistration',
+    ADMISSION,
+    'v1',
+    'ValidatingAdmissionPolicyBinding',
+    bindingObjectSchema,
+    'ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.',
   ),
 };
 

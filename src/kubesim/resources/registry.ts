@@ -56,6 +56,8 @@ export interface ResourceDef {
    * `prepare` is expected to keep the stored status on main-resource writes.
    */
   statusSubresource?: boolean;
+  /** Set on the view of a kind through a subresource (statusView): the subresource's name. */
+  subresource?: 'status';
   /**
    * The kind's own field label conversion (AddFieldLabelConversionFunc in
    * pkg/apis/<group>/<version>/conversion.go): every field selector label it accepts, with the
@@ -63,6 +65,11 @@ export interface ResourceDef {
    * Undefined: the default conversion, `metadata.name` and `metadata.namespace` only.
    */
   fieldLabels?: Record<string, (obj: KubeObject) => string>;
+  /**
+   * A create-only kind that is never stored (the self reviews): a create is answered from the
+   * request's identity by reviews.ts.
+   */
+  review?: boolean;
   /** Discovery categories (`all` for the kinds `kubectl get all` lists). */
   categories?: string[];
 }
@@ -120,6 +127,7 @@ export class Registry {
 export function statusView(def: ResourceDef): ResourceDef {
   return {
     ...def,
+    subresource: 'status',
     prepare(obj, old) {
       if (!old) return;
       const status = obj['status'];
