@@ -54,7 +54,8 @@ export class Authorizer {
           resources: r.resources,
           ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
         });
-      if (r.nonResourceURLs?.length) review.nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
+      if (r.nonResourceURLs?.length)
+        review.nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
     }
     return review;
   }

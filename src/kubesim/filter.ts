@@ -22,7 +22,8 @@ export function buildFilter(def: ResourceDef, labelSelector = '', fieldSelector 
   const fields = parseFieldSelector(fieldSelector);
   if (typeof fields === 'string') throw errors.badRequest(fields);
   const known = def.fieldLabels ?? META_FIELD_LABELS;
-  for (const f of fields) if (!Object.hasOwn(known, f.field)) throw errors.badRequest(unsupported(def, f.field));
+  for (const f of fields)
+    if (!Object.hasOwn(known, f.field)) throw errors.badRequest(unsupported(def, f.field));
   const fieldValue = (obj: KubeObject, f: string): string | undefined => known[f]?.(obj);
   return { labels, fields, fieldValue, empty: labels.length === 0 && fields.length === 0 };
 }

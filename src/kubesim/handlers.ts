@@ -172,7 +172,11 @@ export class ResourceHandlers {
     if (!old) {
       if (!def.allowCreateOnUpdate) throw errors.notFound(def, name);
       delete obj.metadata.resourceVersion;
-      const created = this.createObject(def, ns, obj, q, { ctx, warnings: check.warnings, requestName: name });
+      const created = this.createObject(def, ns, obj, q, {
+        ctx,
+        warnings: check.warnings,
+        requestName: name,
+      });
       return { status: 201, body: created, warnings: check.warnings };
     }
     const rv = obj.metadata.resourceVersion;
@@ -237,7 +241,11 @@ export class ResourceHandlers {
           `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
         );
       }
-      const created = this.createObject(def, ns, obj, q, { ctx, warnings: check.warnings, requestName: name });
+      const created = this.createObject(def, ns, obj, q, {
+        ctx,
+        warnings: check.warnings,
+        requestName: name,
+      });
       return { status: 201, body: created, warnings: check.warnings };
     }
     let result: unknown;

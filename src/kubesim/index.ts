@@ -11,31 +11,10 @@ import { IpAllocator, PortAllocator } from './ipalloc.js';
 import { devCertificate } from '../net/dev-cert.js';
 import { buildKubeConfig, writeKubeconfigFile } from './kubeconfig.js';
 import { NamespaceLifecycle } from './lifecycle.js';
-import { configMapResource, secretResource, serviceAccountResource } from './resources/config.js';
-import {
-  clusterRoleBindingResource,
-  clusterRoleResource,
-  roleBindingResource,
-  roleResource,
-} from './resources/rbac.js';
-import {
-  deploymentResource,
-  jobResource,
-  networkPolicyResource,
-  podDisruptionBudgetResource,
-} from './resources/workloads.js';
-import {
-  validatingAdmissionPolicyBindingResource,
-  validatingAdmissionPolicyResource,
-} from './resources/admission-policies.js';
-import { reviewResources } from './resources/reviews.js';
 import { Reviews } from './reviews.js';
 import { ServiceAccountTokens } from './tokens.js';
-import { coreEventResource, eventsV1Resource } from './resources/events.js';
-import { leaseResource } from './resources/leases.js';
-import { namespaceResource } from './resources/namespaces.js';
-import { Registry, resourceKey } from './resources/registry.js';
-import { serviceResource } from './resources/services.js';
+import { resourceKey } from './resources/registry.js';
+import { buildRegistry } from './kinds.js';
 import { KubesimServer } from './server.js';
 import { Store } from './store.js';
 import { WatchHub } from './watch.js';
@@ -53,6 +32,7 @@ export type { AuditRecord } from './audit.js';
 export type { RbacObjects } from './rbac.js';
 export { allowedByRules } from './auth.js';
 export { BOOTSTRAP_POLICY, rbacRulesFor } from './rbac.js';
+export { servedKinds } from './kinds.js';
 export type { FailRequestsRule, KubesimFaults } from './faults.js';
 
 export interface KubesimOptions {
@@ -114,40 +94,13 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   const log = opts.logger ?? silentLogger();
   const host = opts.host ?? '127.0.0.1';
   const store = new Store(opts.compactionWindow ?? 1000);
-  const registry = new Registry();
-  const namespaces = namespaceResource();
-  registry.add(namespaces);
-  registry.add(
-    serviceResource(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator()),
-  );
-  registry.add(coreEventResource());
-  registry.add(leaseResource());
-  registry.add(eventsV1Resource());
-  const serviceAccounts = serviceAccountResource();
-  const rbacDefs = {
-    roles: roleResource(),
-    clusterRoles: clusterRoleResource(),
-    roleBindings: roleBindingResource(),
-    clusterRoleBindings: clusterRoleBindingResource(),
-  };
-  for (const def of [
+  const {
+    registry,
+    namespaces,
     serviceAccounts,
-    secretResource(),
-    configMapResource(),
-    ...Object.values(rbacDefs),
-    deploymentResource(),
-    jobResource(),
-    podDisruptionBudgetResource(),
-    networkPolicyResource(),
-  ])
-    registry.add(def);
-  const policyDefs = {
-    policies: validatingAdmissionPolicyResource(),
-    bindings: validatingAdmissionPolicyBindingResource(),
-  };
-  registry.add(policyDefs.policies);
-  registry.add(policyDefs.bindings);
-  for (const def of reviewResources()) registry.add(def);
+    rbac: rbacDefs,
+    policies: policyDefs,
+  } = buildRegistry(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator());
 
   const lifecycle = new NamespaceLifecycle(
     store,

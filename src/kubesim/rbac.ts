@@ -32,7 +32,19 @@ type Who = Pick<Identity, 'user' | 'groups'>;
 const subjectsSchema = z.array(subjectSchema).catch([]);
 const rulesSchema = z.array(policyRuleSchema).catch([]);
 
-const DISCOVERY_URLS = ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'];
+const DISCOVERY_URLS = [
+  '/api',
+  '/api/*',
+  '/apis',
+  '/apis/*',
+  '/healthz',
+  '/livez',
+  '/openapi',
+  '/openapi/*',
+  '/readyz',
+  '/version',
+  '/version/',
+];
 const PUBLIC_INFO_URLS = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
 
 function bootstrapRole(name: string, rules: z.input<typeof policyRuleSchema>[]): KubeObject {
@@ -82,7 +94,11 @@ export const BOOTSTRAP_POLICY: RbacObjects = {
 };
 
 /** rbac.appliesTo: the subject of the binding that names the identity, if any. */
-function subjectFor(subjects: RbacSubject[], who: Who, bindingNamespace: string | undefined): RbacSubject | undefined {
+function subjectFor(
+  subjects: RbacSubject[],
+  who: Who,
+  bindingNamespace: string | undefined,
+): RbacSubject | undefined {
   return subjects.find((s) => {
     switch (s.kind) {
       case 'User':
@@ -184,7 +200,8 @@ export function rbacDecision(
   for (const g of grants(objs, who)) {
     for (const r of g.rules) {
       const rule = toPolicyRule(r, g.namespace);
-      const ok = 'resource' in a ? ruleMatches(rule, a.resource) : nonResourceRuleMatches(rule, a.nonResource);
+      const ok =
+        'resource' in a ? ruleMatches(rule, a.resource) : nonResourceRuleMatches(rule, a.nonResource);
       if (ok) return { allowed: true, reason: `RBAC: allowed by ${g.source}` };
     }
   }
@@ -211,7 +228,8 @@ export function rbacRulesReview(objs: RbacObjects, who: Who, namespace: string):
           ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
         });
       }
-      if (r.nonResourceURLs?.length) out.nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
+      if (r.nonResourceURLs?.length)
+        out.nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
     }
   }
   return out;

@@ -20,21 +20,32 @@ const accessSpecSchema = z.object({
   nonResourceAttributes: nonResourceAttributesSchema.optional(),
 });
 
+const typeMetaSchema = z.object({ apiVersion: z.string().optional(), kind: z.string().optional() });
+
 function cannotHandle(def: ResourceDef, why: string) {
-  return errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${why}`);
+  return errors.badRequest(
+    `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${why}`,
+  );
 }
 
 function decoded(def: ResourceDef, raw: unknown): Record<string, unknown> {
   const body = stripNulls(raw);
   if (!isRecord(body)) throw cannotHandle(def, 'json: cannot unmarshal non-object into Go value');
-  const bad = def.decode?.({ apiVersion: '', kind: '', ...body, metadata: { name: '', ...(isRecord(body['metadata']) ? body['metadata'] : {}) } });
+  const bad = def.decode?.({
+    apiVersion: '',
+    kind: '',
+    ...body,
+    metadata: { name: '', ...(isRecord(body['metadata']) ? body['metadata'] : {}) },
+  });
   if (bad) throw errors.badRequest(bad);
-  if (body['apiVersion'] !== undefined && body['apiVersion'] !== apiVersionOf(def))
+  // The decode above checked their types.
+  const { apiVersion, kind } = typeMetaSchema.parse(body);
+  if (apiVersion !== undefined && apiVersion !== apiVersionOf(def))
     throw errors.badRequest(
-      `the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${apiVersionOf(def)})`,
+      `the API version in the data (${apiVersion}) does not match the expected API version (${apiVersionOf(def)})`,
     );
-  if (body['kind'] !== undefined && body['kind'] !== def.kind)
-    throw cannotHandle(def, `the kind in the data (${String(body['kind'])}) does not match the expected kind (${def.kind})`);
+  if (kind !== undefined && kind !== def.kind)
+    throw cannotHandle(def, `the kind in the data (${kind}) does not match the expected kind (${def.kind})`);
   return body;
 }
 
@@ -70,11 +81,19 @@ export class Reviews {
     const errs: FieldError[] = [];
     if (spec.resourceAttributes && spec.nonResourceAttributes)
       errs.push(
-        field.invalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'cannot be specified in combination with resourceAttributes'),
+        field.invalid(
+          'spec.nonResourceAttributes',
+          spec.nonResourceAttributes,
+          'cannot be specified in combination with resourceAttributes',
+        ),
       );
     if (!spec.resourceAttributes && !spec.nonResourceAttributes)
       errs.push(
-        field.invalidRaw('spec.resourceAttributes', '"null"', 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
+        field.invalidRaw(
+          'spec.resourceAttributes',
+          '"null"',
+          'exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        ),
       );
     errs.push(...metadataErrors(obj));
     if (errs.length) throw invalidError(def.group, def.kind, '', errs);
@@ -111,7 +130,11 @@ export class Reviews {
       body: {
         ...envelope(def),
         spec,
-        status: { resourceRules: review.resourceRules, nonResourceRules: review.nonResourceRules, incomplete: false },
+        status: {
+          resourceRules: review.resourceRules,
+          nonResourceRules: review.nonResourceRules,
+          incomplete: false,
+        },
       },
     };
   }

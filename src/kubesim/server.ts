@@ -228,7 +228,9 @@ export class KubesimServer {
       ...(subresource ? { subresource } : {}),
       namespace,
       // A list or watch of one object by field selector is authorized as that object (RBAC resourceNames).
-      name: name ?? (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(query.fieldSelector) : undefined),
+      name:
+        name ??
+        (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(query.fieldSelector) : undefined),
     };
     const { allowed } = this.deps.authorizer.decide(user, { resource: attrs });
     const record: AuditRecord = {
@@ -317,7 +319,10 @@ export class KubesimServer {
         .replace(/&/g, '&amp;')
         .replace(/</g, '&lt;')
         .replace(/>/g, '&gt;');
-      res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.writeHead(500, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      });
       res.end(`${text}\n`);
       return undefined;
     }

@@ -13,7 +13,8 @@ import { isRecord } from '../types.js';
  * written, so a chart never passes in kubesim with a rule it would not run.
  */
 
-export type ExpressionRole = 'validation' | 'matchCondition' | 'messageExpression' | 'auditAnnotation' | 'variable';
+export type ExpressionRole =
+  'validation' | 'matchCondition' | 'messageExpression' | 'auditAnnotation' | 'variable';
 
 export interface CompileOptions {
   role: ExpressionRole;
@@ -80,7 +81,13 @@ const REQUEST_SCHEMA = {
  * Parse-time bounds: the library has no cost budget, so an expression is bounded by size. These
  * are far above what a policy needs and keep a runaway expression from blocking the simulator.
  */
-const LIMITS = { maxAstNodes: 4000, maxDepth: 64, maxListElements: 1000, maxMapEntries: 1000, maxCallArguments: 32 };
+const LIMITS = {
+  maxAstNodes: 4000,
+  maxDepth: 64,
+  maxListElements: 1000,
+  maxMapEntries: 1000,
+  maxCallArguments: 32,
+};
 
 /** The runtime class of `variables`: one typed field per declared variable, evaluated on first read. */
 class PolicyVariables {}
@@ -202,7 +209,8 @@ function checkMessage(err: { code?: string; summary?: string; message: string })
     const name = /Unknown variable: (.*)$/.exec(summary)?.[1] ?? summary;
     return `undeclared reference to '${name}' (in container '')`;
   }
-  if (err.code === 'no_such_key') return `undefined field '${/No such key: (.*)$/.exec(summary)?.[1] ?? summary}'`;
+  if (err.code === 'no_such_key')
+    return `undefined field '${/No such key: (.*)$/.exec(summary)?.[1] ?? summary}'`;
   return summary;
 }
 
@@ -233,7 +241,10 @@ export function compileExpression(expression: string, opts: CompileOptions): Com
     parsed = environment(opts.variables).parse(expression);
   } catch (err) {
     const summary = err instanceof ParseError ? err.summary : evaluationMessage(err);
-    return { ok: false, detail: `compilation failed: ${issue(expression, positionOf(err), `Syntax error: ${summary}`)}` };
+    return {
+      ok: false,
+      detail: `compilation failed: ${issue(expression, positionOf(err), `Syntax error: ${summary}`)}`,
+    };
   }
   const refused = undeclared(expression, parsed.ast, opts);
   if (refused) return { ok: false, detail: `compilation failed: ${refused}` };
@@ -249,7 +260,7 @@ export function compileExpression(expression: string, opts: CompileOptions): Com
     const expected = want.length === 1 ? want[0] : `one of [${want.join(' ')}]`;
     return { ok: false, detail: `must evaluate to ${expected} but got ${outputType}` };
   }
-  return { ok: true, run: (activation) => parsed(activation), outputType };
+  return { ok: true, run: (activation): unknown => parsed(activation) as unknown, outputType };
 }
 
 /** JSON as CEL values: integral numbers are CEL ints (BigInt), as Kubernetes' integer fields are. */

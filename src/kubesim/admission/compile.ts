@@ -51,14 +51,20 @@ export function compilePolicy(
   (spec.matchConditions ?? []).forEach((m, i) => {
     const expression = m.expression?.trim() ?? '';
     if (!expression) return;
-    const run = one(expression, `spec.matchConditions[${i}].expression`, { role: 'matchCondition', variables: undefined });
+    const run = one(expression, `spec.matchConditions[${i}].expression`, {
+      role: 'matchCondition',
+      variables: undefined,
+    });
     if (run) policy.matchConditions.push({ name: m.name ?? '', expression, run });
   });
   const declared: DeclaredVariable[] = [];
   (spec.variables ?? []).forEach((v, i) => {
     const expression = v.expression ?? '';
     if (!expression.trim()) return;
-    const run = one(expression, `spec.variables[${i}].expression`, { role: 'variable', variables: [...declared] });
+    const run = one(expression, `spec.variables[${i}].expression`, {
+      role: 'variable',
+      variables: [...declared],
+    });
     // A variable that does not compile is still declared (as dyn), so later uses report only it.
     if (v.name) declared.push({ name: v.name, type: run ? lastType : 'dyn' });
     if (run) policy.variables.push({ name: v.name ?? '', expression, run });
@@ -66,7 +72,10 @@ export function compilePolicy(
   (spec.validations ?? []).forEach((v, i) => {
     const expression = v.expression ?? '';
     if (!expression.trim()) return;
-    const run = one(expression, `spec.validations[${i}].expression`, { role: 'validation', variables: declared });
+    const run = one(expression, `spec.validations[${i}].expression`, {
+      role: 'validation',
+      variables: declared,
+    });
     const messageExpression = v.messageExpression?.trim()
       ? one(v.messageExpression, `spec.validations[${i}].messageExpression`, {
           role: 'messageExpression',

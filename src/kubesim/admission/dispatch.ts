@@ -18,7 +18,10 @@ export interface Binding {
 }
 
 /** The params a binding selects for a policy, or why there are none (a configuration error). */
-export type ParamLookup = (policy: CompiledPolicy, binding: Binding) => { params: unknown[] } | { error: string };
+export type ParamLookup = (
+  policy: CompiledPolicy,
+  binding: Binding,
+) => { params: unknown[] } | { error: string };
 
 export interface DispatchInput {
   attrs: AdmissionAttributes;
@@ -111,7 +114,8 @@ export function dispatch(input: DispatchInput): DispatchOutcome {
   };
   const request = admissionRequest(attrs);
   // The Namespace object itself has no namespaceObject (the dispatcher's special case).
-  const namespaceObject = attrs.def.kind === 'Namespace' && attrs.def.group === '' ? null : namespaceView(input.namespaceObject);
+  const namespaceObject =
+    attrs.def.kind === 'Namespace' && attrs.def.group === '' ? null : namespaceView(input.namespaceObject);
 
   for (const policy of input.policies) {
     const constraints = policy.spec.matchConstraints;
@@ -124,7 +128,12 @@ export function dispatch(input: DispatchInput): DispatchOutcome {
       const found = input.params(policy, binding);
       if ('error' in found) {
         if (policy.failurePolicy !== 'Ignore')
-          deny({ policy: policy.name, binding: binding.name, reason: '', message: `failed to configure binding: ${found.error}` });
+          deny({
+            policy: policy.name,
+            binding: binding.name,
+            reason: '',
+            message: `failed to configure binding: ${found.error}`,
+          });
         continue;
       }
       const actions = binding.spec.validationActions ?? [];
@@ -139,7 +148,8 @@ export function dispatch(input: DispatchInput): DispatchOutcome {
         result.decisions.forEach((d: PolicyDecision, i) => {
           if (d.action !== 'deny') return;
           for (const action of actions) {
-            if (action === 'Deny') deny({ policy: policy.name, binding: binding.name, reason: d.reason, message: d.message });
+            if (action === 'Deny')
+              deny({ policy: policy.name, binding: binding.name, reason: d.reason, message: d.message });
             else if (action === 'Warn')
               out.warnings.push(
                 `Validation failed for ValidatingAdmissionPolicy '${policy.name}' with binding '${binding.name}': ${d.message}`,
@@ -160,7 +170,8 @@ export function dispatch(input: DispatchInput): DispatchOutcome {
           }
         });
         for (const a of result.auditAnnotations) {
-          if (a.error !== undefined) deny({ policy: policy.name, binding: binding.name, reason: '', message: a.error });
+          if (a.error !== undefined)
+            deny({ policy: policy.name, binding: binding.name, reason: '', message: a.error });
           else if (a.value !== undefined) {
             const values = published.get(a.key) ?? [];
             if (!values.includes(a.value)) published.set(a.key, [...values, a.value.slice(0, 10 * 1024)]);

@@ -52,7 +52,11 @@ function isEmptySelector(s: LabelSelectorObject | undefined): boolean {
 }
 
 /** MatchNamespaceSelector: cluster-scoped requests (but Namespaces) are never exempted. */
-function namespaceSelectorMatches(mr: MatchResources, a: AdmissionAttributes, labelsOf: NamespaceLabels): boolean {
+function namespaceSelectorMatches(
+  mr: MatchResources,
+  a: AdmissionAttributes,
+  labelsOf: NamespaceLabels,
+): boolean {
   if (isEmptySelector(mr.namespaceSelector)) return true;
   if (isNamespaceResource(a)) {
     const ns = a.object ?? a.oldObject;

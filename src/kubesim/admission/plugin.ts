@@ -40,7 +40,9 @@ export function refusal(a: AdmissionAttributes, d: Denial, warnings: string[]): 
   const message = d.binding
     ? `ValidatingAdmissionPolicy '${d.policy}' with binding '${d.binding}' denied request: ${d.message}`
     : `ValidatingAdmissionPolicy '${d.policy}' denied request: ${d.message}`;
-  const err = errors.forbidden({ group: a.def.group, plural: a.def.plural }, resourceName(a), message, [{ message }]);
+  const err = errors.forbidden({ group: a.def.group, plural: a.def.plural }, resourceName(a), message, [
+    { message },
+  ]);
   const reason = d.reason || 'Invalid';
   err.status.reason = reason;
   err.status.code = codeOf(reason);
@@ -99,7 +101,10 @@ export class PolicyAdmission implements ValidatingAdmission {
       let entry = this.compiled.get(uid);
       if (entry?.rv !== rv) {
         // Stored policies passed validation, so every expression compiles.
-        entry = { rv, policy: compilePolicy(p.metadata.name, policySpecSchema.catch({}).parse(p['spec'] ?? {})).policy };
+        entry = {
+          rv,
+          policy: compilePolicy(p.metadata.name, policySpecSchema.catch({}).parse(p['spec'] ?? {})).policy,
+        };
         this.compiled.set(uid, entry);
       }
       out.push(entry.policy);
@@ -109,7 +114,11 @@ export class PolicyAdmission implements ValidatingAdmission {
   }
 
   /** generic.CollectParams, over the store. */
-  private params(policy: CompiledPolicy, binding: Binding, namespace: string): { params: unknown[] } | { error: string } {
+  private params(
+    policy: CompiledPolicy,
+    binding: Binding,
+    namespace: string,
+  ): { params: unknown[] } | { error: string } {
     const kind = policy.spec.paramKind;
     const ref = binding.spec.paramRef;
     if (!kind || !ref) return { params: [null] };
@@ -124,14 +133,21 @@ export class PolicyAdmission implements ValidatingAdmission {
     if (def.namespaced) {
       paramsNamespace = ref.namespace || namespace;
       if (!paramsNamespace)
-        return { error: 'cannot use namespaced paramRef in policy binding that matches cluster-scoped resources' };
+        return {
+          error: 'cannot use namespaced paramRef in policy binding that matches cluster-scoped resources',
+        };
     } else if (ref.namespace) {
       return { error: 'paramRef.namespace must not be provided for a cluster-scoped `paramKind`' };
     }
     const res = resourceKey(def);
     let params: KubeObject[];
     if (ref.name) {
-      const found = this.store.get(res, objectKey({ metadata: { name: ref.name, ...(paramsNamespace ? { namespace: paramsNamespace } : {}) } }));
+      const found = this.store.get(
+        res,
+        objectKey({
+          metadata: { name: ref.name, ...(paramsNamespace ? { namespace: paramsNamespace } : {}) },
+        }),
+      );
       params = found ? [found] : [];
     } else {
       params = this.store

@@ -47,7 +47,9 @@ function variableThunks(policy: CompiledPolicy, getActivation: () => Record<stri
       try {
         return v.run(getActivation());
       } catch (err) {
-        throw new CelEvaluationError(`composited variable "${v.name}" fails to evaluate: ${evaluationMessage(err)}`);
+        throw new CelEvaluationError(
+          `composited variable "${v.name}" fails to evaluate: ${evaluationMessage(err)}`,
+        );
       }
     };
   }
@@ -73,7 +75,10 @@ export function validatePolicy(policy: CompiledPolicy, inputs: Omit<CelInputs, '
   }
   if (errors.length) {
     if (!failClosed) return { decisions: [], auditAnnotations: [] };
-    return { decisions: [errorDecision(errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`)], auditAnnotations: [] };
+    return {
+      decisions: [errorDecision(errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`)],
+      auditAnnotations: [],
+    };
   }
 
   const decisions = policy.validations.map((v): PolicyDecision => {

@@ -2,7 +2,12 @@ import { compilePolicy } from '../admission/compile.js';
 import { isRecord, type KubeObject } from '../types.js';
 import { field, type FieldError } from '../validation/field.js';
 import { validateLabelSelector } from '../validation/label-selector.js';
-import { isDNS1035Label, isDNS1123Subdomain, isPathSegmentName, isQualifiedName } from '../validation/names.js';
+import {
+  isDNS1035Label,
+  isDNS1123Subdomain,
+  isPathSegmentName,
+  isQualifiedName,
+} from '../validation/names.js';
 import {
   bindingObjectSchema,
   bindingSpecSchema,
@@ -27,8 +32,27 @@ const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
 const SCOPES = ['*', 'Cluster', 'Namespaced'];
 const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const CEL_RESERVED = new Set([
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
-  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ]);
 
 type Rec = Record<string, unknown>;
@@ -72,15 +96,19 @@ function resourcesErrors(resources: string[] | undefined, path: string): FieldEr
     }
     const res = r.slice(0, slash);
     const sub = r.slice(slash + 1);
-    if (wildcardSubs.has(res)) errs.push(field.invalid(`${path}[${i}]`, r, `if '${res}/*' is present, must not specify ${r}`));
-    if (wildcardRes.has(sub)) errs.push(field.invalid(`${path}[${i}]`, r, `if '*/${sub}' is present, must not specify ${r}`));
+    if (wildcardSubs.has(res))
+      errs.push(field.invalid(`${path}[${i}]`, r, `if '${res}/*' is present, must not specify ${r}`));
+    if (wildcardRes.has(sub))
+      errs.push(field.invalid(`${path}[${i}]`, r, `if '*/${sub}' is present, must not specify ${r}`));
     if (sub === '*') wildcardSubs.add(res);
     if (res === '*') wildcardRes.add(sub);
   });
   if (list.length > 1 && doubleWildcard)
     errs.push(field.invalid(path, list, "if '*/*' is present, must not specify other resources"));
   if (singleWildcard && withoutSub)
-    errs.push(field.invalid(path, list, "if '*' is present, must not specify other resources without subresources"));
+    errs.push(
+      field.invalid(path, list, "if '*' is present, must not specify other resources without subresources"),
+    );
   return errs;
 }
 
@@ -96,21 +124,32 @@ function ruleErrors(r: NamedRuleWithOperations, path: string): FieldError[] {
   const ops = r.operations ?? [];
   if (ops.length === 0) errs.push(field.required(`${path}.operations`));
   if (ops.length > 1 && hasWildcard(ops))
-    errs.push(field.invalid(`${path}.operations`, ops, "if '*' is present, must not specify other operations"));
+    errs.push(
+      field.invalid(`${path}.operations`, ops, "if '*' is present, must not specify other operations"),
+    );
   ops.forEach((op, i) => {
     if (!OPERATIONS.includes(op)) errs.push(field.notSupported(`${path}.operations[${i}]`, op, OPERATIONS));
   });
   if (!r.apiGroups?.length) errs.push(field.required(`${path}.apiGroups`));
   if ((r.apiGroups?.length ?? 0) > 1 && hasWildcard(r.apiGroups))
-    errs.push(field.invalid(`${path}.apiGroups`, r.apiGroups, "if '*' is present, must not specify other API groups"));
+    errs.push(
+      field.invalid(`${path}.apiGroups`, r.apiGroups, "if '*' is present, must not specify other API groups"),
+    );
   if (!r.apiVersions?.length) errs.push(field.required(`${path}.apiVersions`));
   if ((r.apiVersions?.length ?? 0) > 1 && hasWildcard(r.apiVersions))
-    errs.push(field.invalid(`${path}.apiVersions`, r.apiVersions, "if '*' is present, must not specify other API versions"));
+    errs.push(
+      field.invalid(
+        `${path}.apiVersions`,
+        r.apiVersions,
+        "if '*' is present, must not specify other API versions",
+      ),
+    );
   (r.apiVersions ?? []).forEach((v, i) => {
     if (v === '') errs.push(field.required(`${path}.apiVersions[${i}]`));
   });
   errs.push(...resourcesErrors(r.resources, `${path}.resources`));
-  if (r.scope !== undefined && !SCOPES.includes(r.scope)) errs.push(field.notSupported(`${path}.scope`, r.scope, SCOPES));
+  if (r.scope !== undefined && !SCOPES.includes(r.scope))
+    errs.push(field.notSupported(`${path}.scope`, r.scope, SCOPES));
   return errs;
 }
 
@@ -126,19 +165,26 @@ function matchResourcesErrors(mr: MatchResources | undefined, path: string): Fie
   if (!mr.objectSelector) errs.push(field.required(`${path}.objectSelector`));
   else errs.push(...validateLabelSelector(mr.objectSelector, `${path}.objectSelector`));
   (mr.resourceRules ?? []).forEach((r, i) => errs.push(...ruleErrors(r, `${path}.resourceRules[${i}]`)));
-  (mr.excludeResourceRules ?? []).forEach((r, i) => errs.push(...ruleErrors(r, `${path}.excludeResourceRules[${i}]`)));
+  (mr.excludeResourceRules ?? []).forEach((r, i) =>
+    errs.push(...ruleErrors(r, `${path}.excludeResourceRules[${i}]`)),
+  );
   return errs;
 }
 
 /** validateParamKind. */
-function paramKindErrors(kind: { apiVersion?: string | undefined; kind?: string | undefined }, path: string): FieldError[] {
+function paramKindErrors(
+  kind: { apiVersion?: string | undefined; kind?: string | undefined },
+  path: string,
+): FieldError[] {
   const errs: FieldError[] = [];
   const apiVersion = kind.apiVersion ?? '';
   if (!apiVersion) errs.push(field.required(`${path}.apiVersion`));
   else {
     const slashes = apiVersion.split('/').length - 1;
     if (slashes > 1)
-      errs.push(field.invalid(`${path}.apiVersion`, apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
+      errs.push(
+        field.invalid(`${path}.apiVersion`, apiVersion, `unexpected GroupVersion string: ${apiVersion}`),
+      );
     else {
       const [group, version] = slashes === 1 ? apiVersion.split('/') : ['', apiVersion];
       if (group) {
@@ -156,7 +202,13 @@ function paramKindErrors(kind: { apiVersion?: string | undefined; kind?: string 
   else {
     const msgs = isDNS1035Label(kind.kind.toLowerCase());
     if (msgs.length)
-      errs.push(field.invalid(`${path}.kind`, kind.kind, `may have mixed case, but should otherwise match: ${msgs.join(',')}`));
+      errs.push(
+        field.invalid(
+          `${path}.kind`,
+          kind.kind,
+          `may have mixed case, but should otherwise match: ${msgs.join(',')}`,
+        ),
+      );
   }
   return errs;
 }
@@ -177,7 +229,8 @@ export function policyErrors(obj: KubeObject): FieldError[] {
   if (!spec.matchConstraints) errs.push(field.required('spec.matchConstraints'));
   else {
     errs.push(...matchResourcesErrors(spec.matchConstraints, 'spec.matchConstraints'));
-    if (!spec.matchConstraints.resourceRules?.length) errs.push(field.required('spec.matchConstraints.resourceRules'));
+    if (!spec.matchConstraints.resourceRules?.length)
+      errs.push(field.required('spec.matchConstraints.resourceRules'));
   }
   const conditionNames = new Set<string>();
   (spec.matchConditions ?? []).forEach((m, i) => {
@@ -205,10 +258,13 @@ export function policyErrors(obj: KubeObject): FieldError[] {
   } else {
     (spec.validations ?? []).forEach((v, i) => {
       const path = `spec.validations[${i}]`;
-      if (!v.expression?.trim()) errs.push(field.required(`${path}.expression`, 'expression is not specified'));
+      if (!v.expression?.trim())
+        errs.push(field.required(`${path}.expression`, 'expression is not specified'));
       else errs.push(...compileError(`${path}.expression`));
       if (v.messageExpression !== undefined && v.messageExpression !== '' && !v.messageExpression.trim())
-        errs.push(field.invalid(`${path}.messageExpression`, v.messageExpression, 'must be non-empty if specified'));
+        errs.push(
+          field.invalid(`${path}.messageExpression`, v.messageExpression, 'must be non-empty if specified'),
+        );
       else errs.push(...compileError(`${path}.messageExpression`));
       const message = v.message ?? '';
       if (message.length > 0 && !message.trim())
@@ -221,14 +277,18 @@ export function policyErrors(obj: KubeObject): FieldError[] {
     const keys = new Set<string>();
     const annotations = spec.auditAnnotations ?? [];
     if (annotations.length > 20)
-      errs.push(field.invalid('spec.auditAnnotations', annotations, 'must not have more than 20 auditAnnotations'));
+      errs.push(
+        field.invalid('spec.auditAnnotations', annotations, 'must not have more than 20 auditAnnotations'),
+      );
     annotations.forEach((a, i) => {
       const path = `spec.auditAnnotations[${i}]`;
       const key = a.key ?? '';
-      for (const msg of isQualifiedName(`${obj.metadata.name}/${key}`)) errs.push(field.invalid(`${path}.key`, `${obj.metadata.name}/${key}`, msg));
+      for (const msg of isQualifiedName(`${obj.metadata.name}/${key}`))
+        errs.push(field.invalid(`${path}.key`, `${obj.metadata.name}/${key}`, msg));
       const value = a.valueExpression?.trim() ?? '';
       if (!value) errs.push(field.required(`${path}.valueExpression`, 'valueExpression is not specified'));
-      else if (value.length > 5 * 1024) errs.push(field.required(`${path}.valueExpression`, 'must not exceed 5120 bytes in length'));
+      else if (value.length > 5 * 1024)
+        errs.push(field.required(`${path}.valueExpression`, 'must not exceed 5120 bytes in length'));
       else errs.push(...compileError(`${path}.valueExpression`));
       if (keys.has(key)) errs.push(field.duplicate(`${path}.key`, JSON.stringify(key)));
       keys.add(key);
@@ -242,21 +302,32 @@ export function bindingErrors(obj: KubeObject): FieldError[] {
   const spec = bindingSpecSchema.catch({}).parse(obj['spec'] ?? {});
   const errs: FieldError[] = [];
   if (!spec.policyName) errs.push(field.required('spec.policyName'));
-  else for (const msg of isDNS1123Subdomain(spec.policyName)) errs.push(field.invalid('spec.policyName', spec.policyName, msg));
+  else
+    for (const msg of isDNS1123Subdomain(spec.policyName))
+      errs.push(field.invalid('spec.policyName', spec.policyName, msg));
   const ref = spec.paramRef;
   if (ref) {
     if (ref.name) {
-      for (const msg of isPathSegmentName(ref.name)) errs.push(field.invalid('spec.paramRef.name', ref.name, msg));
-      if (ref.selector) errs.push(field.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
+      for (const msg of isPathSegmentName(ref.name))
+        errs.push(field.invalid('spec.paramRef.name', ref.name, msg));
+      if (ref.selector)
+        errs.push(field.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
     }
     if (ref.selector) {
       errs.push(...validateLabelSelector(ref.selector, 'spec.paramRef.selector'));
-      if (ref.name) errs.push(field.forbidden('spec.paramRef.selector', 'name and selector are mutually exclusive'));
+      if (ref.name)
+        errs.push(field.forbidden('spec.paramRef.selector', 'name and selector are mutually exclusive'));
     }
-    if (!ref.name && !ref.selector) errs.push(field.required('spec.paramRef', 'one of name or selector must be specified'));
+    if (!ref.name && !ref.selector)
+      errs.push(field.required('spec.paramRef', 'one of name or selector must be specified'));
     if (!ref.parameterNotFoundAction) errs.push(field.required('spec.paramRef.parameterNotFoundAction'));
     else if (!['Deny', 'Allow'].includes(ref.parameterNotFoundAction))
-      errs.push(field.notSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Deny', 'Allow']));
+      errs.push(
+        field.notSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, [
+          'Deny',
+          'Allow',
+        ]),
+      );
   }
   errs.push(...matchResourcesErrors(spec.matchResources, 'spec.matchResouces'));
   const actions = spec.validationActions ?? [];
@@ -275,7 +346,8 @@ export function bindingErrors(obj: KubeObject): FieldError[] {
         'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)',
       ),
     );
-  if (seen.size === 0) errs.push(field.required('spec.validationActions', 'at least one validation action is required'));
+  if (seen.size === 0)
+    errs.push(field.required('spec.validationActions', 'at least one validation action is required'));
   return errs;
 }
 
@@ -287,7 +359,13 @@ function keepStatus(obj: KubeObject, old: KubeObject | undefined): void {
 
 export function validatingAdmissionPolicyResource(): ResourceDef {
   return basicResource(
-    { group: GROUP, version: 'v1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies', namespaced: false },
+    {
+      group: GROUP,
+      version: 'v1',
+      kind: 'ValidatingAdmissionPolicy',
+      plural: 'validatingadmissionpolicies',
+      namespaced: false,
+    },
     policyObjectSchema,
     {
       categories: ['api-extensions'],

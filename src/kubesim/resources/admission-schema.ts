@@ -43,7 +43,9 @@ export const policySpecSchema = z.object({
   auditAnnotations: z
     .array(z.object({ key: z.string().optional(), valueExpression: z.string().optional() }))
     .optional(),
-  matchConditions: z.array(z.object({ name: z.string().optional(), expression: z.string().optional() })).optional(),
+  matchConditions: z
+    .array(z.object({ name: z.string().optional(), expression: z.string().optional() }))
+    .optional(),
   variables: z.array(z.object({ name: z.string().optional(), expression: z.string().optional() })).optional(),
 });
 export type PolicySpec = z.infer<typeof policySpecSchema>;

@@ -11,7 +11,9 @@ const strings = () => z.array(z.string());
 const fieldSelectorAttributesSchema = z.object({
   rawSelector: z.string().optional(),
   requirements: z
-    .array(z.object({ key: z.string().optional(), operator: z.string().optional(), values: strings().optional() }))
+    .array(
+      z.object({ key: z.string().optional(), operator: z.string().optional(), values: strings().optional() }),
+    )
     .optional(),
 });
 const labelSelectorAttributesSchema = fieldSelectorAttributesSchema;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { decodeWith } from './decode.js';
 import { apiVersionOf, type ResourceDef } from './registry.js';
 import {
@@ -34,8 +34,18 @@ function reviewDef(group: string, kind: string, plural: string, schema: z.ZodTyp
 
 export function reviewResources(): ResourceDef[] {
   return [
-    reviewDef('authorization.k8s.io', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', selfSubjectAccessReviewSchema),
-    reviewDef('authorization.k8s.io', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', selfSubjectRulesReviewSchema),
+    reviewDef(
+      'authorization.k8s.io',
+      'SelfSubjectAccessReview',
+      'selfsubjectaccessreviews',
+      selfSubjectAccessReviewSchema,
+    ),
+    reviewDef(
+      'authorization.k8s.io',
+      'SelfSubjectRulesReview',
+      'selfsubjectrulesreviews',
+      selfSubjectRulesReviewSchema,
+    ),
     reviewDef('authentication.k8s.io', 'SelfSubjectReview', 'selfsubjectreviews', selfSubjectReviewSchema),
   ];
 }

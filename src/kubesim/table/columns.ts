@@ -21,7 +21,11 @@ export interface Printer {
   cells(obj: KubeObject, now: number): Cell[];
 }
 
-export function col(name: string, description: string, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
+export function col(
+  name: string,
+  description: string,
+  extra: Partial<ColumnDefinition> = {},
+): ColumnDefinition {
   return { name, type: 'string', format: '', description, priority: 0, ...extra };
 }
 

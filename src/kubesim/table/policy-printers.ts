@@ -65,13 +65,19 @@ const bindingView = z.looseObject({
 });
 
 /** The gogo-protobuf String() of a metav1.LabelSelector, which this printer shows as is. */
-function goSelectorString(s: { matchLabels?: Record<string, string>; matchExpressions?: z.infer<typeof requirement>[] }): string {
+function goSelectorString(s: {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: z.infer<typeof requirement>[];
+}): string {
   const labels = Object.keys(s.matchLabels ?? {})
     .sort()
     .map((k) => `${k}: ${s.matchLabels?.[k] ?? ''},`)
     .join('');
   const exprs = (s.matchExpressions ?? [])
-    .map((e) => `LabelSelectorRequirement{Key:${e.key},Operator:${e.operator},Values:[${(e.values ?? []).join(' ')}],},`)
+    .map(
+      (e) =>
+        `LabelSelectorRequirement{Key:${e.key},Operator:${e.operator},Values:[${(e.values ?? []).join(' ')}],},`,
+    )
     .join('');
   return `&LabelSelector{MatchLabels:map[string]string{${labels}},MatchExpressions:[]LabelSelectorRequirement{${exprs}},}`;
 }

@@ -36,12 +36,22 @@ const deploymentPrinter: Printer = {
   columns: [
     nameCol(),
     col('Ready', 'Number of the pod with ready state'),
-    col('Up-to-date', 'Total number of non-terminated pods targeted by this deployment that have the desired template spec.'),
-    col('Available', 'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.'),
+    col(
+      'Up-to-date',
+      'Total number of non-terminated pods targeted by this deployment that have the desired template spec.',
+    ),
+    col(
+      'Available',
+      'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.',
+    ),
     ageCol(),
     col('Containers', CONTAINERS_DOC, { priority: 1 }),
     col('Images', IMAGES_DOC, { priority: 1 }),
-    col('Selector', 'Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.', { priority: 1 }),
+    col(
+      'Selector',
+      'Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.',
+      { priority: 1 },
+    ),
   ],
   cells(obj: KubeObject, now: number) {
     const d = view(deploymentView, obj);

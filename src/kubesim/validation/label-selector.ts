@@ -15,7 +15,12 @@ export function validateLabelSelector(selector: LabelSelectorObject | undefined,
         errs.push(field.required(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
     } else if (e.operator === 'Exists' || e.operator === 'DoesNotExist') {
       if (values.length > 0)
-        errs.push(field.forbidden(`${at}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        errs.push(
+          field.forbidden(
+            `${at}.values`,
+            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+          ),
+        );
     } else {
       errs.push(field.invalid(`${at}.operator`, e.operator, 'not a valid selector operator'));
     }
