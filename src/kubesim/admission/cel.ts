@@ -2,7 +2,7 @@ import { Environment, ParseError, type ASTNode } from '@marcbachmann/cel-js';
 import { isRecord } from '../types.js';
 
 /**
- * CEL for ValidatingAdmissionPolicies, on @marcbachmann/cel-js (research/cel-libraries.md): the
+ * CEL for ValidatingAdmissionPolicies, on @marcbachmann/cel-js (the project's CEL library): the
  * variables a real server declares (`object`, `oldObject`, `request`, `namespaceObject`,
  * `params` when the policy has a paramKind, `variables`), compile errors worded as the apiserver
  * words them (`compilation failed: ERROR: <input>:1:5: ...`), the result types it requires, and
@@ -142,7 +142,8 @@ const RESULT_TYPES: Record<ExpressionRole, readonly string[] | undefined> = {
   validation: ['bool'],
   matchCondition: ['bool'],
   messageExpression: ['string'],
-  auditAnnotation: ['string', 'null_type'],
+  // cel-js calls null_type `null`.
+  auditAnnotation: ['string', 'null'],
   variable: undefined,
 };
 
@@ -257,8 +258,9 @@ export function compileExpression(expression: string, opts: CompileOptions): Com
   const outputType = checked.type ?? 'dyn';
   const want = RESULT_TYPES[opts.role];
   if (want && !want.includes(outputType)) {
-    const expected = want.length === 1 ? want[0] : `one of [${want.join(' ')}]`;
-    return { ok: false, detail: `must evaluate to ${expected} but got ${outputType}` };
+    const celGo = (t: string) => (t === 'null' ? 'null_type' : t);
+    const expected = want.length === 1 ? want[0] : `one of [${want.map(celGo).join(' ')}]`;
+    return { ok: false, detail: `must evaluate to ${expected} but got ${celGo(outputType)}` };
   }
   return { ok: true, run: (activation): unknown => parsed(activation) as unknown, outputType };
 }
