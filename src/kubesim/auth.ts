@@ -1,4 +1,5 @@
 import { errors, type ApiError } from './status.js';
+import type { Verb } from './types.js';
 
 /**
  * Bearer-token authentication and the rule matching every authorizer shares. Static tokens (the
@@ -8,9 +9,12 @@ import { errors, type ApiError } from './status.js';
  * (for requests that name one object) resource name, as RBAC PolicyRules do.
  */
 
+/** What a rule can allow: a REST verb, `impersonate`, or everything. */
+export type RuleVerb = Verb | 'impersonate' | '*';
+
 export interface PolicyRule {
-  /** `get`, `list`, ..., `impersonate`, or `*`. */
-  verbs: string[];
+  /** `get`, `list`, ..., `impersonate`, or `*` (stored RBAC rules may name others; they match nothing kubesim asks). */
+  verbs: RuleVerb[];
   /** Plural resource names (`services`, `leases`), `resource/subresource`, `*` or `*\/subresource`. */
   resources: string[];
   /** API groups ('' is core); undefined means any group. */
@@ -106,7 +110,7 @@ function resourceMatches(resources: string[], a: RequestAttributes): boolean {
   );
 }
 
-function verbMatches(verbs: string[], verb: string): boolean {
+function verbMatches(verbs: readonly string[], verb: string): boolean {
   return verbs.includes('*') || verbs.includes(verb);
 }
 

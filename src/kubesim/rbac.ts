@@ -7,6 +7,7 @@ import {
   type NonResourceAttributes,
   type PolicyRule,
   type RequestAttributes,
+  type RuleVerb,
 } from './auth.js';
 import { policyRuleSchema, roleRefSchema, subjectSchema, type RbacSubject } from './resources/rbac-schema.js';
 import type { KubeObject } from './types.js';
@@ -174,7 +175,7 @@ function grants(objs: RbacObjects, who: Who): Grant[] {
 
 function toPolicyRule(r: z.infer<typeof policyRuleSchema>, namespace: string | undefined): PolicyRule {
   return {
-    verbs: r.verbs,
+    verbs: r.verbs as RuleVerb[],
     resources: r.resources ?? [],
     apiGroups: r.apiGroups ?? [],
     ...(namespace !== undefined ? { namespaces: [namespace] } : {}),

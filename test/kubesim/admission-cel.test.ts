@@ -31,7 +31,10 @@ const request = {
   name: 'web',
   namespace: 'kube-system',
   operation: 'DELETE',
-  userInfo: { username: 'system:serviceaccount:ops:eb', groups: ['system:serviceaccounts', 'system:authenticated'] },
+  userInfo: {
+    username: 'system:serviceaccount:ops:eb',
+    groups: ['system:serviceaccounts', 'system:authenticated'],
+  },
   dryRun: false,
   options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' },
 };
@@ -61,7 +64,10 @@ describe('CEL constructs kubesim runs as a real server does', () => {
     ['has(object.metadata.labels)', true],
     ['has(object.spec.externalName)', false],
     ["'tier' in object.metadata.labels", true],
-    ["has(object.metadata.labels) && object.metadata.labels['app.kubernetes.io/managed-by'] == 'endpoint-binder'", true],
+    [
+      "has(object.metadata.labels) && object.metadata.labels['app.kubernetes.io/managed-by'] == 'endpoint-binder'",
+      true,
+    ],
     ["object.metadata.labels.exists(k, k.startsWith('app.kubernetes.io/'))", true],
     ['object.metadata.labels.all(k, k.size() < 64)', true],
     ["object.metadata.?labels['tier'].orValue('') == 'edge'", true],
@@ -112,7 +118,10 @@ describe('CEL constructs kubesim runs as a real server does', () => {
   });
 
   it.each([
-    ["object.metadata.name.replace('w', 'v') == 'veb'", "found no matching overload for 'dyn.replace(string, string)'"],
+    [
+      "object.metadata.name.replace('w', 'v') == 'veb'",
+      "found no matching overload for 'dyn.replace(string, string)'",
+    ],
     ["object.metadata.name.charAt(0) == 'w'", "found no matching overload for 'dyn.charAt(int)'"],
     ["'%s'.format(['a']) == 'a'", "found no matching overload for 'string.format(list<string>)'"],
     ["sets.contains(['a'], ['a'])", "undeclared reference to 'sets'"],
@@ -122,7 +131,10 @@ describe('CEL constructs kubesim runs as a real server does', () => {
     ["quantity('1Gi').isGreaterThan(quantity('1Mi'))", "found no matching overload for 'quantity(string)'"],
     ["ip('10.0.0.1').family() == 4", "found no matching overload for 'ip(string)'"],
     ["object.metadata.labels.exists(k, v, v == 'x')", "undeclared reference to 'k'"],
-    ["authorizer.group('').resource('services').check('create').allowed()", "undeclared reference to 'authorizer'"],
+    [
+      "authorizer.group('').resource('services').check('create').allowed()",
+      "undeclared reference to 'authorizer'",
+    ],
     ['1 == 1.0', 'no such overload: int == double'],
   ])('refused when the policy is written: %s', (expression, why) => {
     const compiled = compileExpression(expression, { role: 'validation', hasParams: false, variables: [] });
@@ -136,7 +148,10 @@ describe('CEL constructs kubesim runs as a real server does', () => {
   it('result types: validations and matchConditions bool, messageExpression string', () => {
     const compile = (expression: string, role: 'validation' | 'messageExpression' | 'auditAnnotation') =>
       compileExpression(expression, { role, hasParams: false, variables: [] });
-    expect(compile('object.spec.type', 'validation')).toEqual({ ok: false, detail: 'must evaluate to bool but got dyn' });
+    expect(compile('object.spec.type', 'validation')).toEqual({
+      ok: false,
+      detail: 'must evaluate to bool but got dyn',
+    });
     expect(compile("object.spec.type == 'x'", 'validation').ok).toBe(true);
     expect(compile('size(object.spec.ports)', 'messageExpression')).toEqual({
       ok: false,
@@ -168,24 +183,80 @@ describe('match rules', () => {
     ...over,
   });
   const rule = { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['services'] };
-  const labels = (ns: string) => (ns === 'fenced' ? { fenced: 'yes' } : {});
+  const labels = (ns: string): Record<string, string> => (ns === 'fenced' ? { fenced: 'yes' } : {});
 
   it.each<[string, MatchResources, Partial<AdmissionAttributes>, boolean]>([
     ['exact rule', { resourceRules: [rule] }, {}, true],
     ['operation', { resourceRules: [{ ...rule, operations: ['UPDATE'] }] }, {}, false],
     ['operation *', { resourceRules: [{ ...rule, operations: ['*'] }] }, { operation: 'DELETE' }, true],
     ['resource */*', { resourceRules: [{ ...rule, resources: ['*/*'] }] }, { subresource: 'status' }, true],
-    ['resource * is no subresource', { resourceRules: [{ ...rule, resources: ['*'] }] }, { subresource: 'status' }, false],
-    ['services/status', { resourceRules: [{ ...rule, resources: ['services/status'] }] }, { subresource: 'status' }, true],
-    ['scope Cluster on a Namespace', { resourceRules: [{ ...rule, resources: ['namespaces'], scope: 'Cluster' }] }, { def: def('namespaces', '', false), namespace: '' }, true],
-    ['scope Namespaced on a Namespace', { resourceRules: [{ ...rule, resources: ['namespaces'], scope: 'Namespaced' }] }, { def: def('namespaces', '', false), namespace: '' }, false],
-    ['resourceNames and an empty name (generateName)', { resourceRules: [{ ...rule, resourceNames: ['web'] }] }, { name: '' }, false],
+    [
+      'resource * is no subresource',
+      { resourceRules: [{ ...rule, resources: ['*'] }] },
+      { subresource: 'status' },
+      false,
+    ],
+    [
+      'services/status',
+      { resourceRules: [{ ...rule, resources: ['services/status'] }] },
+      { subresource: 'status' },
+      true,
+    ],
+    [
+      'scope Cluster on a Namespace',
+      { resourceRules: [{ ...rule, resources: ['namespaces'], scope: 'Cluster' }] },
+      { def: def('namespaces', '', false), namespace: '' },
+      true,
+    ],
+    [
+      'scope Namespaced on a Namespace',
+      { resourceRules: [{ ...rule, resources: ['namespaces'], scope: 'Namespaced' }] },
+      { def: def('namespaces', '', false), namespace: '' },
+      false,
+    ],
+    [
+      'resourceNames and an empty name (generateName)',
+      { resourceRules: [{ ...rule, resourceNames: ['web'] }] },
+      { name: '' },
+      false,
+    ],
     ['excluded', { resourceRules: [rule], excludeResourceRules: [rule] }, {}, false],
-    ['objectSelector on the old object', { resourceRules: [rule], objectSelector: { matchLabels: { tier: 'edge' } } }, { object: null, oldObject: service, operation: 'CREATE' }, true],
-    ['objectSelector DoesNotExist', { resourceRules: [rule], objectSelector: { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] } }, {}, false],
-    ['namespaceSelector', { resourceRules: [rule], namespaceSelector: { matchLabels: { fenced: 'yes' } } }, { namespace: 'fenced' }, true],
-    ['namespaceSelector: another namespace', { resourceRules: [rule], namespaceSelector: { matchLabels: { fenced: 'yes' } } }, {}, false],
-    ['namespaceSelector never exempts a cluster-scoped request', { resourceRules: [{ ...rule, resources: ['*'] }], namespaceSelector: { matchLabels: { fenced: 'yes' } } }, { def: def('clusterroles', '', false), namespace: '' }, true],
+    [
+      'objectSelector on the old object',
+      { resourceRules: [rule], objectSelector: { matchLabels: { tier: 'edge' } } },
+      { object: null, oldObject: service, operation: 'CREATE' },
+      true,
+    ],
+    [
+      'objectSelector DoesNotExist',
+      {
+        resourceRules: [rule],
+        objectSelector: { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] },
+      },
+      {},
+      false,
+    ],
+    [
+      'namespaceSelector',
+      { resourceRules: [rule], namespaceSelector: { matchLabels: { fenced: 'yes' } } },
+      { namespace: 'fenced' },
+      true,
+    ],
+    [
+      'namespaceSelector: another namespace',
+      { resourceRules: [rule], namespaceSelector: { matchLabels: { fenced: 'yes' } } },
+      {},
+      false,
+    ],
+    [
+      'namespaceSelector never exempts a cluster-scoped request',
+      {
+        resourceRules: [{ ...rule, resources: ['*'] }],
+        namespaceSelector: { matchLabels: { fenced: 'yes' } },
+      },
+      { def: def('clusterroles', '', false), namespace: '' },
+      true,
+    ],
     ['no resourceRules (a binding): everything', {}, {}, true],
   ])('%s', (_name, mr, over, expected) => {
     expect(matchesResources(mr, attrs(over), labels)).toBe(expected);
