@@ -26,7 +26,8 @@ function kindsTable(): string {
     .join('\n');
 }
 
-const usage = `Usage: endpoint-binder kubesim [options]
+function usage(): string {
+  return `Usage: endpoint-binder kubesim [options]
 
 Runs kubesim, the local Kubernetes API simulator, on plain HTTP (or HTTPS with --tls) until
 SIGINT or SIGTERM. Prints one JSON log line with its URL and kubeconfig path.
@@ -44,6 +45,7 @@ ${kindsTable()}
 
 Impersonation (--as, --as-group), kubectl auth can-i / whoami, and ValidatingAdmissionPolicies
 work as on a cluster; see docs/kubesim.md.`;
+}
 
 const flagSpec = {
   host: { type: 'string' },
@@ -67,7 +69,10 @@ const flagSchema = z.object({
 export const kubesimCommand: Command = {
   name: 'kubesim',
   summary: 'Run the local Kubernetes API simulator',
-  usage,
+  // Built on demand: listing the served kinds builds kubesim's registry.
+  get usage() {
+    return usage();
+  },
   async run(argv) {
     const flags = parseFlags(argv, flagSpec, flagSchema);
     const log = createLogger({ name: 'kubesim' });

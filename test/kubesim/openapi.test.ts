@@ -56,6 +56,8 @@ describe('kubesim OpenAPI v3', () => {
       'api/v1',
       'apis/admissionregistration.k8s.io/v1',
       'apis/apps/v1',
+      'apis/authentication.k8s.io/v1',
+      'apis/authorization.k8s.io/v1',
       'apis/batch/v1',
       'apis/coordination.k8s.io/v1',
       'apis/events.k8s.io/v1',

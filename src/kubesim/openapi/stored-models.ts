@@ -1,6 +1,11 @@
 import type { z } from 'zod';
 import { bindingObjectSchema, policyObjectSchema } from '../resources/admission-schema.js';
 import {
+  selfSubjectAccessReviewSchema,
+  selfSubjectReviewSchema,
+  selfSubjectRulesReviewSchema,
+} from '../resources/review-schema.js';
+import {
   configMapObjectSchema,
   secretObjectSchema,
   serviceAccountObjectSchema,
@@ -159,6 +164,30 @@ export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; li
     'ValidatingAdmissionPolicyBinding',
     bindingObjectSchema,
     'ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.',
+  ),
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': stored(
+    'authorization',
+    'authorization.k8s.io',
+    'v1',
+    'SelfSubjectAccessReview',
+    selfSubjectAccessReviewSchema,
+    'SelfSubjectAccessReview checks whether or the current user can perform an action.',
+  ),
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': stored(
+    'authorization',
+    'authorization.k8s.io',
+    'v1',
+    'SelfSubjectRulesReview',
+    selfSubjectRulesReviewSchema,
+    'SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace.',
+  ),
+  'authentication.k8s.io/v1/SelfSubjectReview': stored(
+    'authentication',
+    'authentication.k8s.io',
+    'v1',
+    'SelfSubjectReview',
+    selfSubjectReviewSchema,
+    'SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.',
   ),
 };
 
