@@ -77,12 +77,11 @@ describe('endpoint feed: only a complete listing removes', () => {
     const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
     const feed: EndpointFeed = new EndpointFeed({
       client,
-      operatorId: () => 'k8sop_x',
+      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined },
       log: silentLogger(),
       metrics: controllerMetrics(new Registry()),
       resyncIntervalMs: 60_000,
       onChange: () => changes.push(feed.size),
-      onRegistrationLost: async () => undefined,
     });
     try {
       expect(await feed.relist('first')).toBe(true);
