@@ -65,4 +65,3 @@ function push(stack: BlockEntry[], column: number, seq: boolean): void {
   }
   stack.push({ column, seq });
 }
-

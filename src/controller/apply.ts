@@ -75,7 +75,7 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export function writeResult(err: unknown): string {
+function writeResult(err: unknown): string {
   if (isConflict(err)) return 'conflict';
   if (isAlreadyExists(err)) return 'already_exists';
   const kind = classifyError(err);

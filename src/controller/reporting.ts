@@ -137,7 +137,7 @@ export function recordOf(outcome: ApplyOutcome): OutcomeRecord {
 }
 
 /** The Warning reason of each state that is not `projected` (none for `not-selected`). */
-export const STATE_REASON: Partial<Record<ProjectionState, string>> = {
+const STATE_REASON: Partial<Record<ProjectionState, string>> = {
   'namespace-missing': 'NamespaceMissing',
   'name-conflict': 'NameConflict',
   'port-conflict': 'PortConflict',

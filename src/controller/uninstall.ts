@@ -78,7 +78,7 @@ export async function standDownControllers(opts: {
     taken = await retryOnConflict(take, { attempts: 10, alsoRetry: isAlreadyExists });
   } catch (err) {
     if (isConflict(err) || isAlreadyExists(err))
-      throw new Error(`could not take the controller lease ${ns}/${name}: it kept changing`);
+      throw new Error(`could not take the controller lease ${ns}/${name}: it kept changing`, { cause: err });
     throw err;
   }
   const previous = taken.previousHolder;

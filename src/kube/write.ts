@@ -127,4 +127,3 @@ function sig(opts: WriteOptions): { signal?: AbortSignal } {
 function withTypeMeta<T extends KubeObject>(kind: ResourceKind, obj: T): T {
   return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind, metadata: { ...obj.metadata } };
 }
-

@@ -24,9 +24,9 @@ describe('the endpoint-ids annotation', () => {
   });
 
   it("servedEndpointIds: an internal Service's endpoint-id, else an alias Service's endpoint-ids", () => {
-    expect(servedEndpointIds({ [ENDPOINT_ID_ANNOTATION]: 'ep_a', [ENDPOINT_IDS_ANNOTATION]: '["ep_b"]' })).toEqual([
-      'ep_a',
-    ]);
+    expect(
+      servedEndpointIds({ [ENDPOINT_ID_ANNOTATION]: 'ep_a', [ENDPOINT_IDS_ANNOTATION]: '["ep_b"]' }),
+    ).toEqual(['ep_a']);
     expect(servedEndpointIds({ [ENDPOINT_IDS_ANNOTATION]: '["ep_b","ep_c"]' })).toEqual(['ep_b', 'ep_c']);
     expect(servedEndpointIds({ team: 'x' })).toEqual([]);
     expect(servedEndpointIds(undefined)).toEqual([]);

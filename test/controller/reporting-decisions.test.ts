@@ -184,7 +184,7 @@ describe('what is recorded for each outcome', () => {
       { pending: undefined, failure: undefined, foreign: false, lastWritten: undefined },
     ],
   ] as const)('%s', (_what, o, expected) => {
-    expect(recordOf({ key: 'ops/ep-a', ...o } as ApplyOutcome)).toEqual(expected);
+    expect(recordOf({ key: 'ops/ep-a', ...o })).toEqual(expected);
   });
 });
 

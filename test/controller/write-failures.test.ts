@@ -29,7 +29,8 @@ describe('controller: a Service the API server refuses', () => {
     expect(ctl.status().endpoints.find((e) => e.id === ok.id)?.state).toBe('projected');
     const transport = new KubeTransport(env.sim.kubeConfig());
     const warning = await eventually(async () => {
-      const all = (await listAll({ transport, path: collectionPath(kinds.event), schema: EventSchema })).items;
+      const all = (await listAll({ transport, path: collectionPath(kinds.event), schema: EventSchema }))
+        .items;
       return all.find((e) => e.reason === 'WriteFailed' && e.message?.includes('Could not create Service'));
     }, 'a WriteFailed Event');
     expect(warning.type).toBe('Warning');

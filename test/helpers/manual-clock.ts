@@ -61,7 +61,9 @@ export class ManualClock implements Clock {
     const end = this.t + ms;
     for (;;) {
       await settle();
-      const next = [...this.sleepers].filter((s) => s.due <= end).sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
+      const next = [...this.sleepers]
+        .filter((s) => s.due <= end)
+        .sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
       if (!next) break;
       this.t = Math.max(this.t, next.due);
       next.resolve();

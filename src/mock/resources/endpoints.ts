@@ -63,7 +63,7 @@ export function renderDeletedEndpoint(
 }
 
 /** Finds an endpoint of the caller's account or answers 404; other accounts' endpoints do not exist here. */
-export function findEndpoint(ctx: RequestContext, id: string): StoredEndpoint {
+function findEndpoint(ctx: RequestContext, id: string): StoredEndpoint {
   const found = ctx.account.collection('endpoints').get(id);
   if (!found) throw new MockError('ERR_150', `endpoint ${id} not found`, { resource: 'endpoint' });
   return found;

@@ -28,4 +28,3 @@ declare module '../store/account-state.js' {
     endpoints: StoredEndpoint;
   }
 }
-
