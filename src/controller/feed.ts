@@ -36,8 +36,8 @@ export interface FeedSnapshot {
   complete: boolean;
   /** When the last complete listing finished (ms since the epoch). */
   lastFullSyncAt: number | undefined;
-  /** The operator record the endpoints were learned under. */
-  operatorId: string | undefined;
+  /** The registration the endpoints were learned under (its operator id, and which one it is). */
+  registration: { operatorId: string | undefined; generation: number };
   takenAt: number;
 }
 
@@ -106,7 +106,7 @@ export class EndpointFeed {
       endpoints: this.endpoints(),
       complete: this.completeListing,
       lastFullSyncAt: this.lastFullSyncAt,
-      operatorId,
+      registration: { operatorId, generation: this.opts.registration.generation },
       takenAt: this.now(),
     };
   }

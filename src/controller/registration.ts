@@ -182,6 +182,8 @@ export interface RegistrationHandle {
   operatorId(): string;
   /** A listing or the notification stream answered 404: the record is gone. */
   lost(): Promise<void>;
+  /** Registrations so far: 1 after the first, one more for each re-registration. */
+  readonly generation: number;
 }
 
 export interface RegistrationOptions {
@@ -220,7 +222,6 @@ export class Registration implements RegistrationHandle {
     return this.current ? undefined : this.lastError;
   }
 
-  /** Registrations so far (1 after the first; a re-registration adds one). */
   get generation(): number {
     return this.count;
   }

@@ -77,7 +77,7 @@ describe('endpoint feed: only a complete listing removes', () => {
     const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
     const feed: EndpointFeed = new EndpointFeed({
       client,
-      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined },
+      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
       log: silentLogger(),
       metrics: controllerMetrics(new Registry()),
       resyncIntervalMs: 60_000,
