@@ -53,6 +53,8 @@ export class FakeServiceApi implements ServiceApi {
   private readonly failures: { verb: Verb; key?: string; error: (name: string, ns: string) => Error }[] = [];
   /** Runs before each request is served. */
   before: ((verb: Verb, key: string) => void) | undefined;
+  /** While set, every request it answers true for fails with Forbidden. */
+  forbid: ((verb: Verb, key: string) => boolean) | undefined;
 
   /** Stores an object as another writer would (server fields stamped). */
   put(svc: Service): Service {
@@ -94,6 +96,7 @@ export class FakeServiceApi implements ServiceApi {
     const key = `${namespace}/${name}`;
     this.requests.push(`${verb} ${key}`);
     this.before?.(verb, key);
+    if (this.forbid?.(verb, key)) throw errors.forbidden(name, verb, namespace);
     const i = this.failures.findIndex((f) => f.verb === verb && (f.key === undefined || f.key === key));
     if (i >= 0) {
       const [f] = this.failures.splice(i, 1);
