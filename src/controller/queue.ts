@@ -71,22 +71,33 @@ function curveOf(item: WorkItem): BackoffOptions {
 }
 
 export class ControllerQueue extends WorkQueue<WorkItem> {
+  private lastPassAt = Number.NEGATIVE_INFINITY;
+
   constructor(
     private readonly coalesceMs: number,
-    clock: Clock = systemClock,
+    private readonly passClock: Clock = systemClock,
   ) {
     super({
-      clock,
+      clock: passClock,
       limiter: new ItemBackoffLimiter<WorkItem>(
         curveOf,
-        () => clock.now(),
-        () => clock.random(),
+        () => passClock.now(),
+        () => passClock.random(),
       ),
     });
   }
 
-  /** Something changed: a pass follows, after `coalesceMs` so that a burst of changes is one pass. */
+  /**
+   * Something changed: a pass follows, at once when none started within `coalesceMs`, else when
+   * that much time has passed since the last one (passes run at most this often while changes
+   * keep coming; changes during a pass make one more).
+   */
   requestPass(): void {
-    this.addAfter(PASS, this.coalesceMs);
+    this.addAfter(PASS, this.lastPassAt + this.coalesceMs - this.passClock.now());
+  }
+
+  /** The reconciler starts a pass now. */
+  passStarted(): void {
+    this.lastPassAt = this.passClock.now();
   }
 }

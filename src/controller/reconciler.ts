@@ -230,6 +230,7 @@ export class Reconciler {
   private async pass(signal: AbortSignal): Promise<void> {
     const { cluster, log, metrics } = this.o;
     if (!cluster.synced || this.blockingReads.size > 0) return;
+    this.o.queue.passStarted();
     const snap = this.read(this.clock.now());
 
     // Pure: project and plan.
