@@ -87,6 +87,8 @@ export interface LoadedControllerSettings {
 export async function loadControllerSettings(
   argv: string[],
   env: Record<string, string | undefined>,
+  /** false: the selector is not compiled (the uninstall never evaluates it, and must run when it is broken). */
+  opts: { compileSelector?: boolean } = {},
 ): Promise<LoadedControllerSettings> {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -131,7 +133,8 @@ export async function loadControllerSettings(
     const where = paths.config ? `config (file ${paths.config} and flags)` : 'config (flags)';
     throw new UsageError(`invalid ${where}:\n${r.errors.map((e) => `  ${e}`).join('\n')}`);
   }
-  const sel = compileSelector(r.config.bindings.endpointSelector);
+  const sel =
+    opts.compileSelector === false ? { ok: true as const } : compileSelector(r.config.bindings.endpointSelector);
   if (!sel.ok) throw new UsageError(`invalid config:\n  bindings.endpointSelector: ${sel.message}`);
   return { config: r.config, kubeconfig: paths.kubeconfig, context: paths.context };
 }

@@ -302,3 +302,47 @@ describe.skipIf('skip' in helmTool)('extension points', () => {
     expect(job['spec'].template.metadata.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
   });
 });
+
+describe.skipIf('skip' in helmTool)('the config check before install and upgrade', () => {
+  it('runs `check --config-only` on the new controller config in a pre-install/pre-upgrade hook, without a token or a Secret', async () => {
+    const selector = 'endpoint.namespace in ["a", "b"] &&\n  bad(';
+    const objs = await render({ ...REQUIRED, bindings: { endpointSelector: selector } });
+    const cm = find(objs, 'ConfigMap', 'eb-endpoint-binder-config-check');
+    const job = find(objs, 'Job', 'eb-endpoint-binder-config-check');
+    for (const o of [cm, job]) {
+      expect(o.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      expect(o.metadata.annotations?.['helm.sh/hook-delete-policy']).toBe(
+        'before-hook-creation,hook-succeeded',
+      );
+    }
+    // The ConfigMap exists before the Job.
+    expect(Number(cm.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
+      Number(job.metadata.annotations?.['helm.sh/hook-weight']),
+    );
+    // The config checked is the one the controller will get, selector and all.
+    expect(cm['data']['controller.yaml']).toBe(
+      find(objs, 'ConfigMap', 'eb-endpoint-binder-controller')['data']['controller.yaml'],
+    );
+    expect(parseYaml(String(cm['data']['controller.yaml'])).bindings.endpointSelector).toBe(selector);
+    const spec = podSpec(job);
+    expect(job['spec'].backoffLimit).toBe(0);
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec).not.toHaveProperty('serviceAccountName');
+    const c = spec.containers[0];
+    expect(c.args).toEqual(['check', '--config-only', '--config', '/etc/endpoint-binder/controller.yaml']);
+    expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+    expect(c).not.toHaveProperty('env');
+    expect(spec.volumes).toContainEqual({
+      name: 'config',
+      configMap: { name: 'eb-endpoint-binder-config-check' },
+    });
+    expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
+  });
+
+  it('takes annotations, and renders nothing when disabled', async () => {
+    const objs = await render({ ...REQUIRED, configCheck: { annotations: { team: 'a' } } });
+    expect(find(objs, 'Job', 'eb-endpoint-binder-config-check').metadata.annotations?.['team']).toBe('a');
+    const off = await render({ ...REQUIRED, configCheck: { enabled: false } });
+    expect(off.filter((o) => o.metadata.name.endsWith('-config-check'))).toEqual([]);
+  });
+});
