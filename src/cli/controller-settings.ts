@@ -80,6 +80,8 @@ function selectorText(merged: Record<string, unknown>): string | undefined {
 export async function readControllerSettings(
   values: SettingsFlagValues,
   env: Record<string, string | undefined>,
+  /** false: the selector is not compiled (the uninstall never evaluates it and must run when it is broken). */
+  opts: { compileSelector?: boolean } = {},
 ): Promise<SettingsResult> {
   const problems: string[] = [];
   const configPath = stringFlag(values, 'config', problems);
@@ -113,7 +115,7 @@ export async function readControllerSettings(
   if (!r.ok) problems.push(...r.errors);
   // The selector is compiled even when other fields fail, so its error (with its caret) is listed too.
   const selector = r.ok ? r.config.bindings.endpointSelector : selectorText(merged);
-  if (selector !== undefined) {
+  if (selector !== undefined && opts.compileSelector !== false) {
     const sel = compileSelector(selector);
     if (!sel.ok) problems.push(`bindings.endpointSelector: ${sel.message}`);
   }
@@ -125,9 +127,10 @@ export async function readControllerSettings(
 export async function loadControllerSettings(
   argv: string[],
   env: Record<string, string | undefined>,
+  opts: { compileSelector?: boolean } = {},
 ): Promise<LoadedControllerSettings> {
   const values = parseSettingsFlags(argv);
-  const r = await readControllerSettings(values, env);
+  const r = await readControllerSettings(values, env, opts);
   if (r.ok) return r.settings;
   throw new UsageError(`invalid config (${r.sources}):\n${r.problems.map((p) => `  ${p}`).join('\n')}`);
 }
