@@ -304,7 +304,7 @@ describe.skipIf('skip' in helmTool)('extension points', () => {
 });
 
 describe.skipIf('skip' in helmTool)('the config check before install and upgrade', () => {
-  it('runs `check --config-only` on the new controller config in a pre-install/pre-upgrade hook, without a token or a Secret', async () => {
+  it('runs `check --config-only` on the new controller config in a pre-install/pre-upgrade hook, without a token', async () => {
     const selector = 'endpoint.namespace in ["a", "b"] &&\n  bad(';
     const objs = await render({ ...REQUIRED, bindings: { endpointSelector: selector } });
     const cm = find(objs, 'ConfigMap', 'eb-endpoint-binder-config-check');
@@ -331,7 +331,12 @@ describe.skipIf('skip' in helmTool)('the config check before install and upgrade
     const c = spec.containers[0];
     expect(c.args).toEqual(['check', '--config-only', '--config', '/etc/endpoint-binder/controller.yaml']);
     expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
-    expect(c).not.toHaveProperty('env');
+    // The chart's own Secret does not exist before install; its key is required by the chart.
+    expect(c.env).toEqual([{ name: 'ENDPOINT_BINDER_API_KEY', value: 'checked-by-the-chart' }]);
+    const own = await render({ api: REQUIRED.api, credentials: { existingSecret: 'mine' } });
+    expect(container(find(own, 'Job', 'eb-endpoint-binder-config-check')).env).toEqual([
+      { name: 'ENDPOINT_BINDER_API_KEY', valueFrom: { secretKeyRef: { name: 'mine', key: 'API_KEY' } } },
+    ]);
     expect(spec.volumes).toContainEqual({
       name: 'config',
       configMap: { name: 'eb-endpoint-binder-config-check' },

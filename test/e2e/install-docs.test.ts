@@ -9,6 +9,7 @@ import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec } from './exec.js';
 import { blocksUnder, codeBlocks } from './install-docs.js';
+import { playHookJobs, type HookRun } from './kubesim-jobs.js';
 
 /**
  * docs/install.md, typed as a person would: its shell blocks run verbatim in bash, with the real
@@ -28,8 +29,10 @@ const API_KEY = 'docs-api-key-0001';
 const AUTHTOKEN = 'docs-authtoken-0001';
 
 let sim: Kubesim | undefined;
+let hookRuns: HookRun[] = [];
 let dir: string | undefined;
 afterEach(async () => {
+  hookRuns = [];
   await sim?.stop();
   sim = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -52,6 +55,17 @@ async function runBlock(block: string, files: Record<string, string> = {}): Prom
   sim = await startKubesim({ tls: true });
   const kubeconfig = join(dir, 'kubeconfig');
   await sim.writeKubeconfig(kubeconfig);
+  // The cluster's Job controller for the chart's pre-install hook (the config check).
+  let finished = false;
+  const hooks = playHookJobs({
+    sim,
+    namespace: 'endpoint-binder',
+    phase: 'pre-install',
+    workDir: dir,
+    loopbackArgs: () => [],
+    done: () => finished,
+    onRun: (run) => hookRuns.push(run),
+  });
   const r = await exec('bash', ['-euo', 'pipefail', '-c', block], {
     cwd: checkout,
     timeoutMs: 120_000,
@@ -66,6 +80,8 @@ async function runBlock(block: string, files: Record<string, string> = {}): Prom
       AUTHTOKEN,
     },
   });
+  finished = true;
+  await hooks;
   if (r.code !== 0) throw new Error(`the block exited ${r.code}:\n${block}\n${r.stderr}${r.stdout}`);
   return sim;
 }
@@ -122,6 +138,8 @@ describe.skipIf(skip !== undefined)('docs/install.md, run verbatim with the real
     expect(cfg.api.baseUrl).toBe('https://api.example.com');
     expect(await secretData(s, 'endpoint-binder-credentials')).toEqual({ API_KEY, AUTHTOKEN });
     expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
+    // The config check ran before anything was installed, and passed.
+    expect(hookRuns.map((h) => [h.job, h.code])).toEqual([['endpoint-binder-config-check', 0]]);
   }, 180_000);
 
   it('the Secret-and-values-file install uses the Secret made by hand and the multi-line selector', async () => {
