@@ -2,12 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  AppsV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { startKubesim, type Kubesim, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
