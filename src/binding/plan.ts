@@ -1,5 +1,6 @@
 import type { Service, ServicePort } from '../kube/objects.js';
 import { OWNED_KEY_PREFIX } from './identity.js';
+import { EXTRA_KEYS_ANNOTATION, parseExtraKeys } from './services.js';
 import type { PlanAction } from './types.js';
 
 /**
@@ -17,19 +18,28 @@ export interface PlanOptions {
 
 type Meta = Record<string, string> | undefined;
 
-/** The keys we own on a live object: the desired ones plus every key under our prefix. */
-function ownedMetaEqual(desired: Meta, live: Meta): boolean {
+/**
+ * The keys we own on a live object: the desired ones, every key under our prefix, and the extra
+ * keys the live object records we applied (`recorded`; a key dropped from the config is ours to remove).
+ */
+function ownedMetaEqual(desired: Meta, live: Meta, recorded: readonly string[]): boolean {
   const want = desired ?? {};
   const have = live ?? {};
   for (const [k, v] of Object.entries(want)) if (have[k] !== v) return false;
   for (const k of Object.keys(have)) if (k.startsWith(OWNED_KEY_PREFIX) && !(k in want)) return false;
+  for (const k of recorded) if (k in have && !(k in want)) return false;
   return true;
 }
 
 /** Live keys that are not ours are kept; ours become exactly the desired ones. */
-function writeMeta(desired: Meta, live: Meta): Record<string, string> {
-  const kept = Object.entries(live ?? {}).filter(([k]) => !k.startsWith(OWNED_KEY_PREFIX));
+function writeMeta(desired: Meta, live: Meta, recorded: readonly string[]): Record<string, string> {
+  const dropped = new Set(recorded);
+  const kept = Object.entries(live ?? {}).filter(([k]) => !k.startsWith(OWNED_KEY_PREFIX) && !dropped.has(k));
   return { ...Object.fromEntries(kept), ...(desired ?? {}) };
+}
+
+function recordedExtras(live: Service) {
+  return parseExtraKeys(live.metadata.annotations?.[EXTRA_KEYS_ANNOTATION]);
 }
 
 function recordsEqual(a: Meta, b: Meta): boolean {
@@ -70,9 +80,10 @@ function typeOf(svc: Service): string {
 export function needsUpdate(desired: Service, live: Service): boolean {
   const ds = desired.spec ?? {};
   const ls = live.spec ?? {};
+  const recorded = recordedExtras(live);
   return !(
-    ownedMetaEqual(desired.metadata.labels, live.metadata.labels) &&
-    ownedMetaEqual(desired.metadata.annotations, live.metadata.annotations) &&
+    ownedMetaEqual(desired.metadata.labels, live.metadata.labels, recorded.labels) &&
+    ownedMetaEqual(desired.metadata.annotations, live.metadata.annotations, recorded.annotations) &&
     typeOf(desired) === typeOf(live) &&
     recordsEqual(ds.selector, ls.selector) &&
     ds.externalName === ls.externalName &&
@@ -89,8 +100,13 @@ export function writeOwnedFields(desired: Service, live: Service): Service {
   const out = structuredClone(live);
   out.apiVersion ??= desired.apiVersion;
   out.kind ??= desired.kind;
-  out.metadata.labels = writeMeta(desired.metadata.labels, live.metadata.labels);
-  out.metadata.annotations = writeMeta(desired.metadata.annotations, live.metadata.annotations);
+  const recorded = recordedExtras(live);
+  out.metadata.labels = writeMeta(desired.metadata.labels, live.metadata.labels, recorded.labels);
+  out.metadata.annotations = writeMeta(
+    desired.metadata.annotations,
+    live.metadata.annotations,
+    recorded.annotations,
+  );
   const spec = out.spec ?? {};
   const ds = desired.spec ?? {};
   if (ds.type !== undefined) spec.type = ds.type;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Service, ServicePort } from '../kube/objects.js';
 import type { EndpointUrl } from './endpoint-url.js';
 import {
@@ -26,6 +27,60 @@ import type { ProjectionConfig, ProjectionState } from './types.js';
 /** Configured extras cannot set keys under our prefix: every key there is ours. */
 function extras(values: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(values).filter(([k]) => !k.startsWith(OWNED_KEY_PREFIX)));
+}
+
+/**
+ * On a projected Service with configured extra labels or annotations: the keys of those it
+ * carries, as JSON `{"labels":[…],"annotations":[…]}` (sorted). A key dropped from the config is
+ * then known to be ours and removed at the next write (plan.ts), on upgrade as on rollback.
+ */
+export const EXTRA_KEYS_ANNOTATION = `${OWNED_KEY_PREFIX}extra-keys`;
+
+export interface ExtraKeys {
+  labels: string[];
+  annotations: string[];
+}
+
+const extraKeysSchema = z.object({
+  labels: z.array(z.string()).default([]),
+  annotations: z.array(z.string()).default([]),
+});
+
+export function formatExtraKeys(keys: ExtraKeys): string {
+  return JSON.stringify({ labels: [...keys.labels].sort(), annotations: [...keys.annotations].sort() });
+}
+
+/** The keys a live Service records; none when the annotation is absent or not ours to read. */
+export function parseExtraKeys(text: string | undefined): ExtraKeys {
+  if (text === undefined) return { labels: [], annotations: [] };
+  try {
+    const r = extraKeysSchema.safeParse(JSON.parse(text));
+    return r.success ? r.data : { labels: [], annotations: [] };
+  } catch {
+    return { labels: [], annotations: [] };
+  }
+}
+
+/** Our labels and annotations with the configured extras under them (ours win a clash), and the record of the extras. */
+function withExtras(
+  config: ProjectionConfig,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): { labels: Record<string, string>; annotations: Record<string, string> } {
+  const extraLabels = Object.entries(extras(config.serviceLabels)).filter(([k]) => !(k in labels));
+  const extraAnnotations = Object.entries(extras(config.serviceAnnotations)).filter(
+    ([k]) => !(k in annotations),
+  );
+  const out = {
+    labels: { ...Object.fromEntries(extraLabels), ...labels },
+    annotations: { ...Object.fromEntries(extraAnnotations), ...annotations },
+  };
+  if (extraLabels.length > 0 || extraAnnotations.length > 0)
+    out.annotations[EXTRA_KEYS_ANNOTATION] = formatExtraKeys({
+      labels: extraLabels.map(([k]) => k),
+      annotations: extraAnnotations.map(([k]) => k),
+    });
+  return out;
 }
 
 /** One URL of a hostname group with its allocated forwarder port. */
@@ -60,7 +115,6 @@ export interface InternalServiceInput {
 export function internalService(input: InternalServiceInput): Service {
   const { config } = input;
   const annotations: Record<string, string> = {
-    ...extras(config.serviceAnnotations),
     [ENDPOINT_ID_ANNOTATION]: input.endpointId,
     [ENDPOINT_URL_ANNOTATION]: input.url.url,
     [PORTS_ANNOTATION]: formatPortsAnnotation(
@@ -69,19 +123,18 @@ export function internalService(input: InternalServiceInput): Service {
   };
   if (config.ingressAddress !== null) annotations[INGRESS_ANNOTATION] = config.ingressAddress;
   if (input.state !== 'projected') annotations[REASON_ANNOTATION] = input.reason;
+  const meta = withExtras(
+    config,
+    { ...ownershipLabels(config.identity), [ROLE_LABEL]: ROLE_INTERNAL, [STATE_LABEL]: input.state },
+    annotations,
+  );
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: {
       name: input.name,
       namespace: config.identity.operatorNamespace,
-      labels: {
-        ...extras(config.serviceLabels),
-        ...ownershipLabels(config.identity),
-        [ROLE_LABEL]: ROLE_INTERNAL,
-        [STATE_LABEL]: input.state,
-      },
-      annotations,
+      ...meta,
     },
     spec: {
       type: 'ClusterIP',
@@ -104,22 +157,18 @@ export interface AliasServiceInput {
 
 export function aliasService(input: AliasServiceInput): Service {
   const { config } = input;
+  const meta = withExtras(
+    config,
+    { ...ownershipLabels(config.identity), [ROLE_LABEL]: ROLE_ALIAS, [STATE_LABEL]: 'projected' },
+    { [ENDPOINT_IDS_ANNOTATION]: formatEndpointIdsAnnotation(input.endpointIds) },
+  );
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: {
       name: input.name,
       namespace: input.namespace,
-      labels: {
-        ...extras(config.serviceLabels),
-        ...ownershipLabels(config.identity),
-        [ROLE_LABEL]: ROLE_ALIAS,
-        [STATE_LABEL]: 'projected',
-      },
-      annotations: {
-        ...extras(config.serviceAnnotations),
-        [ENDPOINT_IDS_ANNOTATION]: formatEndpointIdsAnnotation(input.endpointIds),
-      },
+      ...meta,
     },
     spec: {
       type: 'ExternalName',

@@ -4,7 +4,7 @@ import { uninstall } from '../controller/uninstall.js';
 import { KubeClient, kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, type Command } from './command.js';
-import { loadControllerSettings } from './controller-command.js';
+import { loadControllerSettings } from './controller-settings.js';
 
 const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [options]
 
@@ -51,7 +51,8 @@ export const uninstallCommand: Command = {
     const env = { ...process.env };
     if (policy.data === 'retain' && !env['ENDPOINT_BINDER_API_KEY'])
       env['ENDPOINT_BINDER_API_KEY'] = 'unused';
-    const settings = await loadControllerSettings(rest, env);
+    // The selector is not needed to uninstall: a broken one must not block `helm uninstall`.
+    const settings = await loadControllerSettings(rest, env, { compileSelector: false });
     const { config } = settings;
     const log = createLogger({ name: 'uninstall', level: config.logLevel });
     const kube = new KubeClient(

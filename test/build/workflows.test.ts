@@ -56,7 +56,9 @@ describe('GitHub workflows', () => {
     const e2e = parse(readFileSync(join(dir, 'e2e.yml'), 'utf8')) as { env: Record<string, string> };
     expect(e2e.env['E2E_REQUIRED']).toBe('1');
     const e2eRuns = runLines(readFileSync(join(dir, 'e2e.yml'), 'utf8'));
-    expect(e2eRuns).toEqual(expect.arrayContaining(['npm run test:e2e:kind', 'npm run test:e2e:k3s']));
+    expect(e2eRuns).toEqual(
+      expect.arrayContaining(['npm run test:e2e:kind', 'npm run test:e2e:k3s', 'npm run test:api-servers']),
+    );
     expect(runLines(readFileSync(join(dir, 'ci.yml'), 'utf8'))).toContain('.ci/run');
   });
 });

@@ -40,10 +40,12 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'ClusterRole/eb-endpoint-binder-ops-uninstall',
         'ClusterRoleBinding/eb-endpoint-binder-ops-controller',
         'ClusterRoleBinding/eb-endpoint-binder-ops-uninstall',
+        'ConfigMap/eb-endpoint-binder-config-check',
         'ConfigMap/eb-endpoint-binder-controller',
         'ConfigMap/eb-endpoint-binder-forwarder',
         'Deployment/eb-endpoint-binder-controller',
         'Deployment/eb-endpoint-binder-forwarder',
+        'Job/eb-endpoint-binder-config-check',
         'Job/eb-endpoint-binder-uninstall',
         'Role/eb-endpoint-binder-controller-leader-election',
         'Role/eb-endpoint-binder-forwarder',
@@ -176,7 +178,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
   it('runs every pod restricted: non-root, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp', async () => {
     const objs = await render(REQUIRED);
     const pods = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
-    expect(pods).toHaveLength(3);
+    expect(pods).toHaveLength(4);
     for (const o of pods) {
       const spec = podSpec(o);
       expect(spec.securityContext, o.metadata.name).toMatchObject({
@@ -184,7 +186,8 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         runAsUser: 65532,
         seccompProfile: { type: 'RuntimeDefault' },
       });
-      expect(spec.automountServiceAccountToken).toBe(true);
+      // The config check talks to no API server: no token.
+      expect(spec.automountServiceAccountToken).toBe(!o.metadata.name.endsWith('-config-check'));
       for (const c of spec.containers) {
         expect(c.securityContext, o.metadata.name).toEqual({
           allowPrivilegeEscalation: false,

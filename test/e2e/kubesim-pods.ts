@@ -35,6 +35,7 @@ export const podTemplateSchema = z.object({
   metadata: z.object({ labels: z.record(z.string(), z.string()).default({}) }).default({ labels: {} }),
   spec: z.object({
     serviceAccountName: z.string().default('default'),
+    automountServiceAccountToken: z.boolean().default(true),
     containers: z.array(containerSchema).min(1),
     volumes: z
       .array(
@@ -118,8 +119,16 @@ export async function runPod(
     }
   }
 
-  const kubeconfig = join(dir, 'kubeconfig');
-  await sim.writeKubeconfig(kubeconfig, sim.serviceAccountToken(namespace, template.spec.serviceAccountName));
+  // A pod without a token (automountServiceAccountToken: false) gets no kubeconfig either.
+  const kubeconfigArgs: string[] = [];
+  if (template.spec.automountServiceAccountToken) {
+    const kubeconfig = join(dir, 'kubeconfig');
+    await sim.writeKubeconfig(
+      kubeconfig,
+      sim.serviceAccountToken(namespace, template.spec.serviceAccountName),
+    );
+    kubeconfigArgs.push('--kubeconfig', kubeconfig);
+  }
   const component = args[0] ?? '';
   const child = spawn(
     process.execPath,
@@ -128,8 +137,7 @@ export async function runPod(
       'tsx',
       resolve('src/cli/main.ts'),
       ...args,
-      '--kubeconfig',
-      kubeconfig,
+      ...kubeconfigArgs,
       ...opts.loopbackArgs(component),
     ],
     {

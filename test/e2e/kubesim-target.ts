@@ -2,20 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  AppsV1Api,
-  CoordinationV1Api,
-  BatchV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type V1Job,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { startKubesim, type Kubesim, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec, waitFor } from './exec.js';
+import { playHookJobs, type HookRun } from './kubesim-jobs.js';
 import { podName, podTemplateSchema, runPod, templateHash, type PodProcess } from './kubesim-pods.js';
 import type { ChartValues, E2eTarget } from './target.js';
 
@@ -39,6 +33,10 @@ export interface KubesimTarget extends E2eTarget {
   readonly rbac: () => RbacObjects | undefined;
   /** Pods that exited while their Deployment still wanted them, with their last output. */
   readonly crashes: () => string[];
+  /** Every hook Job run so far, with its exit code and output. */
+  readonly hookRuns: () => HookRun[];
+  /** An upgrade that may be refused: helm's error instead of a throw. */
+  tryUpgrade(values: ChartValues): Promise<{ ok: boolean; error: string }>;
 }
 
 const deploymentListSchema = z.object({
@@ -98,7 +96,6 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     const kc = sim.kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
-    const batch = kc.makeApiClient(BatchV1Api);
     const rbacApi = kc.makeApiClient(RbacAuthorizationV1Api);
     const coordination = kc.makeApiClient(CoordinationV1Api);
 
@@ -202,53 +199,41 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       };
     };
 
-    /** The Job controller and kubelet for the pre-delete hook: run it, then report it Complete. */
-    const playHookJob = async (done: () => boolean): Promise<void> => {
-      const job = await waitFor(
-        'the pre-delete hook Job',
-        async () => {
-          if (done()) return null;
-          const jobs = await batch.listNamespacedJob({ namespace: NAMESPACE });
-          return jobs.items.find(
-            (j) =>
-              j.metadata?.annotations?.['helm.sh/hook'] === 'pre-delete' && !j.status?.conditions?.length,
-          );
-        },
-        { timeoutMs: 120_000, intervalMs: 250 },
-      );
-      if (!job) return;
-      const name = job.metadata?.name ?? '';
-      const started = new Date();
-      const pod = await runPod(sim, {
-        namespace: NAMESPACE,
-        name: podName(name, templateHash(job.spec?.template)),
-        template: podTemplateSchema.parse(job.spec?.template),
-        workDir: work,
-        loopbackArgs,
+    const hookRuns: HookRun[] = [];
+    /** The Job controller and kubelet for one phase's hook Jobs while a helm command runs. */
+    const withHooks = async <T>(phase: string, command: Promise<T>): Promise<T> => {
+      let finished = false;
+      const run = command.finally(() => {
+        finished = true;
       });
-      const code = await pod.exited;
-      // Helm deletes the Deployments and the RBAC objects together once the hook is Complete; on
-      // a cluster the pods then terminate while their Roles may already be gone (a 403 while
-      // shutting down). Here the pods stop first, so a 403 in the audit always means a missing rule.
-      for (const owner of [...pods.keys()]) await stopPods(owner);
-      const finished = new Date();
-      const condition = (type: string) => ({
-        type,
-        status: 'True',
-        lastProbeTime: finished,
-        lastTransitionTime: finished,
-      });
-      const status: V1Job['status'] =
-        code === 0
-          ? {
-              conditions: [condition('SuccessCriteriaMet'), condition('Complete')],
-              succeeded: 1,
-              startTime: started,
-              completionTime: finished,
-            }
-          : { conditions: [condition('FailureTarget'), condition('Failed')], failed: 1, startTime: started };
-      await batch.replaceNamespacedJobStatus({ namespace: NAMESPACE, name, body: { ...job, status } });
-      if (code !== 0) crashes.push(`hook ${pod.name} exited ${code}:\n${pod.output().slice(-4000)}`);
+      const [result] = await Promise.all([
+        run,
+        playHookJobs({
+          sim,
+          namespace: NAMESPACE,
+          phase,
+          workDir: work,
+          loopbackArgs,
+          done: () => finished,
+          onRun: (r) => hookRuns.push(r),
+          // Helm deletes the Deployments and the RBAC objects together once the pre-delete hook
+          // is Complete; on a cluster the pods then terminate while their Roles may already be
+          // gone (a 403 while shutting down). Here the pods stop first, so a 403 in the audit
+          // always means a missing rule.
+          ...(phase === 'pre-delete'
+            ? {
+                beforeStatus: async (pod: PodProcess) => {
+                  for (const owner of [...pods.keys()]) await stopPods(owner);
+                  if ((await pod.exited) !== 0)
+                    crashes.push(
+                      `hook ${pod.name} exited ${pod.child.exitCode}:\n${pod.output().slice(-4000)}`,
+                    );
+                },
+              }
+            : {}),
+        }),
+      ]);
+      return result;
     };
 
     /**
@@ -277,7 +262,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       });
     };
 
-    return {
+    const target: KubesimTarget = {
       name: 'kubesim with local processes',
       release: RELEASE,
       namespace: NAMESPACE,
@@ -289,31 +274,36 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       rbac: () => rbac,
       crashes: () => [...crashes],
       kubeConfig: () => sim.kubeConfig(),
+      hookRuns: () => [...hookRuns],
       async install(values) {
         await expireUninstallHold();
-        await helm([
-          'install',
-          RELEASE,
-          chart,
-          '-n',
-          NAMESPACE,
-          '--create-namespace',
-          '-f',
-          valuesFile(values),
-        ]);
+        await withHooks(
+          'pre-install',
+          helm(['install', RELEASE, chart, '-n', NAMESPACE, '--create-namespace', '-f', valuesFile(values)]),
+        );
         await snapshotRbac();
         await rollOut();
       },
       async upgrade(values) {
-        await helm(['upgrade', RELEASE, chart, '-n', NAMESPACE, '-f', valuesFile(values)]);
+        await withHooks(
+          'pre-upgrade',
+          helm(['upgrade', RELEASE, chart, '-n', NAMESPACE, '-f', valuesFile(values)]),
+        );
         await rollOut();
       },
+      async tryUpgrade(values) {
+        try {
+          await target.upgrade(values);
+          return { ok: true, error: '' };
+        } catch (err) {
+          return { ok: false, error: err instanceof Error ? err.message : String(err) };
+        }
+      },
       async uninstall() {
-        let finished = false;
-        const run = helm(['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '4m']).finally(() => {
-          finished = true;
-        });
-        await Promise.all([run, playHookJob(() => finished)]);
+        await withHooks(
+          'pre-delete',
+          helm(['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '4m']),
+        );
         await rollOut();
       },
       async deletePod(name) {
@@ -355,6 +345,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       },
       close,
     };
+    return target;
   } catch (err) {
     await close();
     throw err;

@@ -4,18 +4,50 @@ app.kubernetes.io/name=endpoint-binder (src/binding/identity.ts), so nameOverrid
 */}}
 {{- define "endpoint-binder.name" -}}endpoint-binder{{- end }}
 
-{{/* Resource name prefix: fullnameOverride, or the release name (+ "-<name>" unless it contains it). */}}
+{{/*
+Fits a name into max characters: unchanged when it fits, else cut and suffixed with 6 hex
+characters of its sha256, so two long names that share a beginning stay distinct.
+include "endpoint-binder.fit" (list "some-name" 36)
+*/}}
+{{- define "endpoint-binder.fit" -}}
+{{- $text := index . 0 -}}
+{{- $max := int (index . 1) -}}
+{{- if le (len $text) $max -}}
+{{- $text -}}
+{{- else -}}
+{{- printf "%s-%s" ($text | trunc (int (sub $max 7)) | trimSuffix "-") ($text | sha256sum | trunc 6) -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+Resource name prefix: fullnameOverride, or the release name (+ "-<name>" unless it contains it).
+At most 36 characters: the longest suffix the chart adds is "-controller-leader-election" (27),
+and every name stays within 63. Dots become dashes and a leading digit gets "eb-", so Service
+names are DNS-1035 labels whatever the release is called.
+*/}}
 {{- define "endpoint-binder.fullname" -}}
+{{- $raw := "" }}
 {{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 45 | trimSuffix "-" }}
+{{- $raw = .Values.fullnameOverride }}
 {{- else }}
 {{- $name := default "endpoint-binder" .Values.nameOverride }}
 {{- if contains $name .Release.Name }}
-{{- .Release.Name | trunc 45 | trimSuffix "-" }}
+{{- $raw = .Release.Name }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name $name | trunc 45 | trimSuffix "-" }}
+{{- $raw = printf "%s-%s" .Release.Name $name }}
 {{- end }}
 {{- end }}
+{{- $raw = $raw | replace "." "-" | trimSuffix "-" }}
+{{- if regexMatch "^[0-9]" $raw }}{{ $raw = printf "eb-%s" $raw }}{{ end }}
+{{- include "endpoint-binder.fit" (list $raw 36) }}
+{{- end }}
+
+{{/*
+Prefix of cluster-scoped names: the fullname and the namespace (one release name may be installed
+in two namespaces), fitted into 47 characters to leave room for a suffix of up to 16.
+*/}}
+{{- define "endpoint-binder.clusterPrefix" -}}
+{{- include "endpoint-binder.fit" (list (printf "%s-%s" (include "endpoint-binder.fullname" .) .Release.Namespace) 47) }}
 {{- end }}
 
 {{- define "endpoint-binder.chart" -}}
@@ -77,16 +109,98 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- printf "%s-controller" .Release.Name }}
 {{- end }}
 
-{{- define "endpoint-binder.ingressCaConfigMap" -}}
-{{- if .Values.bindings.ingress.caBundle }}
-{{- printf "%s-ingress-ca" (include "endpoint-binder.fullname" .) }}
-{{- else }}
-{{- .Values.bindings.ingress.caConfigMap.name }}
+{{/*
+Where a CA bundle comes from, as JSON {configMap|secret, key}, or "" when none is set:
+include "endpoint-binder.ca" (list . "api") or (list . "ingress"). An inline caBundle is
+rendered into the ConfigMap <fullname>-<api|ingress>-ca under ca.crt.
+*/}}
+{{- define "endpoint-binder.ca" -}}
+{{- $ctx := index . 0 -}}
+{{- $which := index . 1 -}}
+{{- $v := ternary $ctx.Values.api $ctx.Values.bindings.ingress (eq $which "api") -}}
+{{- if $v.caBundle -}}
+{{- dict "configMap" (printf "%s-%s-ca" (include "endpoint-binder.fullname" $ctx) $which) "key" "ca.crt" | toJson -}}
+{{- else if $v.caConfigMap.name -}}
+{{- dict "configMap" $v.caConfigMap.name "key" $v.caConfigMap.key | toJson -}}
+{{- else if $v.caSecret.name -}}
+{{- dict "secret" $v.caSecret.name "key" $v.caSecret.key | toJson -}}
+{{- end -}}
+{{- end }}
+
+{{/* The volume holding a CA bundle (name "<api|ingress>-ca"), or nothing. */}}
+{{- define "endpoint-binder.caVolume" -}}
+{{- $ca := include "endpoint-binder.ca" . | fromJson -}}
+{{- if $ca.key }}
+- name: {{ index . 1 }}-ca
+  {{- if $ca.configMap }}
+  configMap:
+    name: {{ $ca.configMap }}
+  {{- else }}
+  secret:
+    secretName: {{ $ca.secret }}
+  {{- end }}
 {{- end }}
 {{- end }}
 
+{{/* The file a CA bundle is mounted as, or "". */}}
+{{- define "endpoint-binder.caFile" -}}
+{{- $ca := include "endpoint-binder.ca" . | fromJson -}}
+{{- if $ca.key }}/etc/endpoint-binder-{{ index . 1 }}-ca/{{ $ca.key }}{{ end }}
+{{- end }}
+
+{{/* The mount of a CA bundle's volume, or nothing. */}}
+{{- define "endpoint-binder.caVolumeMount" -}}
+{{- if include "endpoint-binder.caFile" . }}
+- name: {{ index . 1 }}-ca
+  mountPath: /etc/endpoint-binder-{{ index . 1 }}-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/*
+The API CA reaches every process that calls the management API through NODE_EXTRA_CA_CERTS:
+Node adds it to the default trust store, used by fetch and https alike.
+*/}}
+{{- define "endpoint-binder.apiCaEnv" -}}
+{{- with include "endpoint-binder.caFile" (list . "api") }}
+- name: NODE_EXTRA_CA_CERTS
+  value: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/* Kept for templates that ask whether an ingress CA is set (its ConfigMap name, when it is one). */}}
+{{- define "endpoint-binder.ingressCaConfigMap" -}}
+{{- $ca := include "endpoint-binder.ca" (list . "ingress") | fromJson -}}
+{{- if $ca.key }}{{ default $ca.secret $ca.configMap }}{{ end }}
+{{- end }}
+
 {{- define "endpoint-binder.ingressCaKey" -}}
-{{- if .Values.bindings.ingress.caBundle }}ca.crt{{ else }}{{ .Values.bindings.ingress.caConfigMap.key }}{{ end }}
+{{- $ca := include "endpoint-binder.ca" (list . "ingress") | fromJson -}}
+{{- $ca.key }}
+{{- end }}
+
+{{/*
+A probe as given. Helm merges a user's probe into the default one, so a user's exec, tcpSocket
+or grpc handler would sit beside the default httpGet (two handlers: the API server refuses the
+pod); a probe with another handler drops the default httpGet. null: no probe.
+include "endpoint-binder.probe" (list "livenessProbe" .Values.controller.livenessProbe)
+*/}}
+{{- define "endpoint-binder.probe" -}}
+{{- $p := index . 1 -}}
+{{- if $p }}
+{{- if or (hasKey $p "exec") (hasKey $p "tcpSocket") (hasKey $p "grpc") }}
+{{- $p = omit $p "httpGet" }}
+{{- end }}
+{{ index . 0 }}:
+  {{- toYaml $p | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Args after a component's own: extraArgs (list . .Values.controller). */}}
+{{- define "endpoint-binder.extraArgs" -}}
+{{- range . }}
+- {{ . | quote }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -128,8 +242,8 @@ quotes, commas or newlines they hold.
 {{- $ingress := dict "tls" $in.tls -}}
 {{- with $in.address }}{{ $_ := set $ingress "address" . }}{{ end -}}
 {{- with $in.serverName }}{{ $_ := set $ingress "serverName" . }}{{ end -}}
-{{- if include "endpoint-binder.ingressCaConfigMap" . }}
-{{- $_ := set $ingress "caFile" (printf "/etc/endpoint-binder-ingress-ca/%s" (include "endpoint-binder.ingressCaKey" .)) }}
+{{- with include "endpoint-binder.caFile" (list . "ingress") }}
+{{- $_ := set $ingress "caFile" . }}
 {{- end -}}
 {{- $limits := dict -}}
 {{- range $k, $v := .Values.forwarder.limits }}{{ $_ := set $limits $k (int $v) }}{{ end -}}

@@ -24,8 +24,11 @@ Rendered from every template through "endpoint-binder.validate"; each failure na
 {{- $errors = append $errors "credentials.authtoken: is required when bindings.enabled is true, unless credentials.existingSecret is set" }}
 {{- end }}
 {{- end }}
-{{- if and .Values.bindings.ingress.caBundle .Values.bindings.ingress.caConfigMap.name }}
-{{- $errors = append $errors "bindings.ingress: set caBundle or caConfigMap.name, not both" }}
+{{- range $which := list "api" "bindings.ingress" }}
+{{- $v := ternary $.Values.api $.Values.bindings.ingress (eq $which "api") }}
+{{- if gt (len (compact (list $v.caBundle $v.caConfigMap.name $v.caSecret.name))) 1 }}
+{{- $errors = append $errors (printf "%s: set at most one of caBundle, caConfigMap.name and caSecret.name" $which) }}
+{{- end }}
 {{- end }}
 {{- $le := .Values.controller.leaderElection -}}
 {{- if le (float64 $le.leaseDurationSeconds) (float64 $le.renewDeadlineSeconds) }}

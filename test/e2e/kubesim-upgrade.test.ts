@@ -1,0 +1,203 @@
+import { AppsV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { ManagementClient } from '../../src/api/client/index.js';
+import { ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL, ownershipSelector } from '../../src/binding/identity.js';
+import { EXTRA_KEYS_ANNOTATION } from '../../src/binding/services.js';
+import { k8sTool } from '../helpers/k8s-tools.js';
+import { waitFor } from './exec.js';
+import { startKubesimTarget, type KubesimTarget } from './kubesim-target.js';
+import { deepMerge } from './scenario.js';
+import type { ChartValues } from './target.js';
+
+/**
+ * Issue #20: `helm upgrade` cases into kubesim with the real helm, each checked afterwards with a
+ * list straight from the API server (not the controller's view): a selector change, extra labels
+ * and annotations removed, a port range change, fewer controller replicas, and a selector that
+ * does not compile (refused by the pre-upgrade config check, nothing changed).
+ */
+
+const helm = k8sTool('helm');
+const WAIT = { timeoutMs: 90_000, intervalMs: 250 };
+
+/** A values file as `--set key=null` would leave it: null removes the key. */
+function withoutNulls(v: ChartValues): ChartValues {
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null)
+      .map(([k, x]) => [k, typeof x === 'object' && !Array.isArray(x) ? withoutNulls(x as ChartValues) : x]),
+  );
+}
+
+describe.skipIf('skip' in helm).sequential('helm upgrade into kubesim, checked after each case', () => {
+  let t: KubesimTarget;
+  let core: CoreV1Api;
+  let values: ChartValues;
+  let base = 0;
+
+  const owned = async (): Promise<V1Service[]> =>
+    (
+      await core.listServiceForAllNamespaces({
+        labelSelector: ownershipSelector({ release: t.release, operatorNamespace: t.namespace }),
+      })
+    ).items;
+  const aliases = async (): Promise<string[]> =>
+    (await owned())
+      .filter((s) => s.metadata?.labels?.[ROLE_LABEL] === ROLE_ALIAS)
+      .map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`)
+      .sort();
+  const internals = async (): Promise<V1Service[]> =>
+    (await owned()).filter((s) => s.metadata?.labels?.[ROLE_LABEL] === ROLE_INTERNAL);
+  const upgrade = async (extra: ChartValues): Promise<void> => {
+    values = withoutNulls(deepMerge(values, extra));
+    await t.upgrade(values);
+  };
+
+  beforeAll(async () => {
+    t = await startKubesimTarget();
+    core = t.kubeConfig().makeApiClient(CoreV1Api);
+    const api = new ManagementClient({ baseUrl: t.api.baseUrl, apiKey: t.api.apiKey, retry: { retries: 3 } });
+    try {
+      for (const [name, ns, port] of [
+        ['alpha', 'apps', 7100],
+        ['beta', 'other', 7101],
+      ] as const)
+        await api.endpoints.create({
+          url: `tcp://${name}.${ns}:${port}`,
+          bindings: ['kubernetes'],
+          upstream_url: t.echoUpstream,
+        });
+    } finally {
+      await api.close();
+    }
+    base = (t.baseValues['bindings'] as { portRange: { min: number } }).portRange.min;
+    values = deepMerge(t.baseValues, {
+      bindings: { serviceLabels: { team: 'web', tier: 'front' }, serviceAnnotations: { note: 'a' } },
+    });
+    await t.install(values);
+  }, 180_000);
+  afterAll(async () => t?.close(), 120_000);
+
+  it('installs: both endpoints projected with the extra labels, annotations and their record', async () => {
+    await waitFor('two aliases', async () => ((await aliases()).length === 2 ? true : undefined), WAIT);
+    expect(await aliases()).toEqual(['apps/alpha', 'other/beta']);
+    for (const s of await owned()) {
+      expect(s.metadata?.labels).toMatchObject({ team: 'web', tier: 'front' });
+      expect(s.metadata?.annotations).toMatchObject({ note: 'a' });
+      expect(JSON.parse(s.metadata?.annotations?.[EXTRA_KEYS_ANNOTATION] ?? '{}')).toEqual({
+        labels: ['team', 'tier'],
+        annotations: ['note'],
+      });
+    }
+  }, 120_000);
+
+  it('selector change: the endpoint no longer selected loses its Services', async () => {
+    await upgrade({ bindings: { endpointSelector: 'endpoint.namespace == "apps"' } });
+    await waitFor(
+      'only alpha',
+      async () => ((await aliases()).join() === 'apps/alpha' ? true : undefined),
+      WAIT,
+    );
+    expect((await internals()).length).toBe(1);
+  }, 120_000);
+
+  it('label and annotation removal: the dropped keys leave every Service, the kept ones stay', async () => {
+    await upgrade({ bindings: { serviceLabels: { tier: null }, serviceAnnotations: { note: null } } });
+    await waitFor(
+      'tier and note gone',
+      async () =>
+        (await owned()).every((s) => !s.metadata?.labels?.['tier'] && !s.metadata?.annotations?.['note'])
+          ? true
+          : undefined,
+      WAIT,
+    );
+    for (const s of await owned()) expect(s.metadata?.labels?.['team']).toBe('web');
+    expect(await aliases()).toEqual(['apps/alpha']);
+  }, 120_000);
+
+  it('port range change: the internal Service moves into the new range', async () => {
+    const min = base + 200;
+    const max = base + 249;
+    await upgrade({ bindings: { portRange: { min, max } } });
+    await waitFor(
+      'ports inside the new range',
+      async () => {
+        const ports = (await internals())
+          .flatMap((s) => s.spec?.ports ?? [])
+          .map((p) => Number(p.targetPort));
+        return ports.length > 0 && ports.every((p) => p >= min && p <= max) ? true : undefined;
+      },
+      WAIT,
+    );
+    expect(await t.exchange('alpha.apps', 7100, 'ping')).toBe('ping');
+  }, 120_000);
+
+  it('replicas: one controller after two; the Services are unchanged', async () => {
+    const before = (await owned()).map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort();
+    await upgrade({ controller: { replicas: 1 } });
+    const d = await t
+      .kubeConfig()
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ namespace: t.namespace, name: `${t.release}-endpoint-binder-controller` });
+    expect(d.spec?.replicas).toBe(1);
+    // The new single controller leads and keeps what is projected (a new endpoint shows it is working).
+    const api = new ManagementClient({ baseUrl: t.api.baseUrl, apiKey: t.api.apiKey, retry: { retries: 3 } });
+    try {
+      await api.endpoints.create({
+        url: 'tcp://gamma.apps:7102',
+        bindings: ['kubernetes'],
+        upstream_url: t.echoUpstream,
+      });
+    } finally {
+      await api.close();
+    }
+    await waitFor(
+      'gamma projected',
+      async () => ((await aliases()).includes('apps/gamma') ? true : undefined),
+      WAIT,
+    );
+    const after = (await owned()).map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort();
+    expect(after.filter((k) => before.includes(k))).toEqual(before);
+  }, 120_000);
+
+  it('a selector that does not compile fails helm upgrade with the CEL message and its caret; nothing changes', async () => {
+    const before = (await owned())
+      .map((s) => `${s.metadata?.namespace}/${s.metadata?.name}@${s.metadata?.resourceVersion}`)
+      .sort();
+    const configBefore = (
+      await core.readNamespacedConfigMap({
+        namespace: t.namespace,
+        name: `${t.release}-endpoint-binder-controller`,
+      })
+    ).data?.['controller.yaml'];
+    const runsBefore = t.hookRuns().length;
+
+    const r = await t.tryUpgrade(
+      deepMerge(values, { bindings: { endpointSelector: 'endpoint.namespace ==' } }),
+    );
+    expect(r.ok).toBe(false);
+    expect(r.error).toContain('pre-upgrade hooks failed');
+    const run = t.hookRuns().slice(runsBefore).pop();
+    expect(run?.job).toBe(`${t.release}-endpoint-binder-config-check`);
+    expect(run?.code).toBe(1);
+    // What `kubectl logs job/<release>-endpoint-binder-config-check` shows: the field, the message, the caret.
+    expect(run?.output).toContain('bindings.endpointSelector');
+    expect(run?.output).toMatch(/\n\s*\^/);
+
+    const configAfter = (
+      await core.readNamespacedConfigMap({
+        namespace: t.namespace,
+        name: `${t.release}-endpoint-binder-controller`,
+      })
+    ).data?.['controller.yaml'];
+    expect(configAfter).toBe(configBefore);
+    expect(
+      (parseYaml(configAfter ?? '') as { bindings: { endpointSelector: string } }).bindings.endpointSelector,
+    ).toBe('endpoint.namespace == "apps"');
+    const after = (await owned())
+      .map((s) => `${s.metadata?.namespace}/${s.metadata?.name}@${s.metadata?.resourceVersion}`)
+      .sort();
+    expect(after).toEqual(before);
+    expect(t.crashes()).toEqual([]);
+  }, 120_000);
+});
