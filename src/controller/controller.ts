@@ -208,6 +208,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     serviceLabels: config.bindings.serviceLabels,
     serviceAnnotations: config.bindings.serviceAnnotations,
     ingressAddress: registration.operator?.binding.ingress_endpoint ?? null,
+    namespacePolicy: config.bindings.namespaces,
   });
   const reconciler = new Reconciler({
     feed,

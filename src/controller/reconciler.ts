@@ -243,6 +243,7 @@ export class Reconciler {
       cluster: {
         owned: [...snap.cluster.owned.values()],
         namespaces: snap.cluster.namespaces,
+        namespaceLabels: snap.cluster.namespaceLabels,
         foreign: names,
       },
       config,
