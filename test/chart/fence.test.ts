@@ -8,7 +8,7 @@ import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { Agent, request } from 'undici';
 import type { Loose } from '../kubesim/helpers.js';
-import { CHART, REQUIRED, find, helmTool, render, valuesFile } from './helm.js';
+import { CHART, REQUIRED, find, helmTool, render, template, valuesFile } from './helm.js';
 
 /**
  * The chart's fence (templates/fence.yaml) installed by the real helm into kubesim, which
@@ -194,6 +194,7 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
     const del = await as(CONTROLLER, 'DELETE', '/api/v1/namespaces/apps/services/tenant');
     expect(del.status).toBe(403);
     expect(message(del)).toContain('this Service does not carry the ownership labels');
+    // The uninstall hook has no rights outside its hook's lifetime (RBAC refuses it first).
     const un = await as(UNINSTALL, 'DELETE', '/api/v1/namespaces/apps/services/tenant');
     expect(un.status).toBe(403);
   });
@@ -287,7 +288,7 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
       { contentType: 'application/merge-patch+json' },
     );
     expect((await as(CONTROLLER, 'DELETE', '/api/v1/namespaces/later/services/web')).status).toBe(200);
-    expect((await as(UNINSTALL, 'DELETE', `/api/v1/namespaces/${NS}/services/ep-a`)).status).toBe(200);
+    expect((await as(CONTROLLER, 'DELETE', `/api/v1/namespaces/${NS}/services/ep-a`)).status).toBe(200);
   });
 
   it('kubectl --as the controller sees the refusal as a user would', async () => {
@@ -297,6 +298,115 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
       `ValidatingAdmissionPolicy '${POLICY}' with binding '${POLICY}' denied request: endpoint-binder fence`,
     );
   });
+});
+
+describe.skipIf(skip !== undefined)('uninstall hook RBAC: hook resources only', () => {
+  let sim: Kubesim;
+  let dir: string;
+  let agent: Agent;
+  const kubeconfig = () => join(dir, 'kubeconfig.yaml');
+  const helm = (args: string[]) =>
+    tool((helmTool as { path: string }).path, ['--kubeconfig', kubeconfig(), ...args], dir);
+  const canI = async (user: string, verb: string) => {
+    const r = await tool(
+      (kubectlTool as { path: string }).path,
+      [
+        '--kubeconfig',
+        kubeconfig(),
+        '--cache-dir',
+        join(dir, 'cache'),
+        'auth',
+        'can-i',
+        verb,
+        'services',
+        '-n',
+        'apps',
+        `--as=${user}`,
+      ],
+      dir,
+    );
+    return r.stdout.trim();
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'eb-hook-rbac-'));
+    sim = await startKubesim({
+      tls: true,
+      initialNamespaces: ['default', NS, 'apps'],
+      namespaceFinalizeDelayMs: 20,
+    });
+    await sim.writeKubeconfig(kubeconfig());
+    agent = new Agent({ connect: { ca: sim.caPem } });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await sim?.stop();
+  });
+
+  it('the hook service account can touch no Service after install, while the hook runs it can, after uninstall it cannot', async () => {
+    const installed = await helm([
+      'install',
+      'eb',
+      CHART,
+      '-n',
+      NS,
+      '-f',
+      valuesFile(REQUIRED),
+      '--timeout',
+      '60s',
+    ]);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(await canI(UNINSTALL, 'delete')).toBe('no');
+    expect(await canI(UNINSTALL, 'update')).toBe('no');
+    expect(await canI(CONTROLLER, 'create')).toBe('yes');
+
+    // Play the Job controller: while helm waits for the pre-delete Job, its rights exist; then
+    // report it Complete.
+    const uninstalling = helm(['uninstall', 'eb', '-n', NS, '--wait', '--timeout', '60s']);
+    let during = '';
+    for (let i = 0; i < 400; i++) {
+      const job = await call(
+        sim,
+        agent,
+        'GET',
+        `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall`,
+      );
+      if (job.status === 200) {
+        during = await canI(UNINSTALL, 'delete');
+        const now = new Date().toISOString();
+        const cond = (type: string) => ({
+          type,
+          status: 'True',
+          lastProbeTime: now,
+          lastTransitionTime: now,
+        });
+        const body = {
+          ...(job.body as Loose),
+          status: {
+            conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
+            succeeded: 1,
+            startTime: now,
+            completionTime: now,
+          },
+        };
+        const put = await call(
+          sim,
+          agent,
+          'PUT',
+          `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall/status`,
+          body,
+        );
+        expect(put.status).toBe(200);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const done = await uninstalling;
+    expect(done.code, done.stderr).toBe(0);
+    expect(during).toBe('yes');
+    expect(await canI(UNINSTALL, 'delete')).toBe('no');
+    expect(await canI(UNINSTALL, 'update')).toBe('no');
+  }, 150_000);
 });
 
 describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {
@@ -313,6 +423,47 @@ describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {
     const off = await render({ ...REQUIRED, fence: { enabled: false } });
     expect(off.some((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))).toBe(false);
   });
+
+  it('bindings.enabled false: the controller gets no Service or Namespace rights', async () => {
+    const objs = await render({ ...REQUIRED, bindings: { enabled: false } });
+    const role = find(objs, 'ClusterRole', `eb-endpoint-binder-${NS}-controller`);
+    expect((role['rules'] as { resources: string[] }[]).flatMap((r) => r.resources)).toEqual(['events']);
+  });
+
+  it('the uninstall RBAC objects are pre-delete hooks, created before the Job and deleted after it', async () => {
+    const objs = await render(REQUIRED);
+    const hookRbac = objs.filter((o) => /Role/.test(o.kind) && o.metadata.name.includes('uninstall'));
+    expect(hookRbac.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+    ]);
+    for (const o of hookRbac)
+      expect(o.metadata.annotations).toMatchObject({
+        'helm.sh/hook': 'pre-delete',
+        'helm.sh/hook-weight': '-5',
+        'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      });
+    expect(
+      find(objs, 'Job', 'eb-endpoint-binder-uninstall').metadata.annotations?.['helm.sh/hook-weight'],
+    ).toBe('0');
+  });
+
+  it.each(['controller', 'forwarder', 'uninstall'])(
+    'refuses %s.serviceAccount.create false without a name (instead of binding rights to default)',
+    async (component) => {
+      const r = await template({ ...REQUIRED, [component]: { serviceAccount: { create: false } } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${component}.serviceAccount`);
+      expect(r.stderr).toContain('name');
+      const ok = await template({
+        ...REQUIRED,
+        [component]: { serviceAccount: { create: false, name: 'mine' } },
+      });
+      expect(ok.code, ok.stderr).toBe(0);
+    },
+  );
 
   it('follows namespaces: allow entries open a denied prefix, opt-in mode needs the label', async () => {
     const objs = await render({

@@ -202,6 +202,32 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       };
     };
 
+    /**
+     * The uninstall hook's RBAC exists only while the hook runs (hook resources): added to the
+     * snapshot when helm has created them, so the run proves those rules too.
+     */
+    const snapshotHookRbac = async (): Promise<void> => {
+      if (!rbac) return;
+      const mine = { labelSelector: `app.kubernetes.io/instance=${RELEASE}` };
+      const isHook = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete';
+      const add = (have: readonly KubeObject[], more: { items: unknown[] }): KubeObject[] => {
+        const names = new Set(have.map((o) => o.metadata.name));
+        return [
+          ...have,
+          ...(more.items as KubeObject[]).filter((o) => isHook(o) && !names.has(o.metadata.name)),
+        ];
+      };
+      rbac = {
+        roles: add(rbac.roles, await rbacApi.listNamespacedRole({ namespace: NAMESPACE, ...mine })),
+        clusterRoles: add(rbac.clusterRoles, await rbacApi.listClusterRole(mine)),
+        roleBindings: add(
+          rbac.roleBindings,
+          await rbacApi.listNamespacedRoleBinding({ namespace: NAMESPACE, ...mine }),
+        ),
+        clusterRoleBindings: add(rbac.clusterRoleBindings, await rbacApi.listClusterRoleBinding(mine)),
+      };
+    };
+
     /** The Job controller and kubelet for the pre-delete hook: run it, then report it Complete. */
     const playHookJob = async (done: () => boolean): Promise<void> => {
       const job = await waitFor(
@@ -217,6 +243,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
         { timeoutMs: 120_000, intervalMs: 250 },
       );
       if (!job) return;
+      await snapshotHookRbac();
       const name = job.metadata?.name ?? '';
       const started = new Date();
       const pod = await runPod(sim, {
