@@ -32,8 +32,9 @@ import type {
  *   4. the internal name is held by a Service not of this install → `name-conflict`
  *   5. an older endpoint has the same internal name → `name-conflict`
  *   then per hostname group (oldest first):
- *   6. the alias name is held by a foreign Service, or is one of our internal Services → the
- *      whole group `name-conflict` (not asked in a namespace the policy closes)
+ *   6. the alias name is held by a foreign Service, or was until less than the grace period ago,
+ *      or is one of our internal Services → the whole group `name-conflict` (not asked in a
+ *      namespace the policy closes)
  *   7. an older member has another scheme on the same port → `port-conflict`
  *   8. its URL got no forwarder port → `ports-exhausted`
  *   9. the namespace policy closes the namespace (by name, or by its labels when it exists) →
@@ -58,6 +59,13 @@ interface Candidate {
   url: EndpointUrl;
   internalName: string;
   age: AgeKey;
+}
+
+/** `9m 5s`, `42s`. */
+function formatSeconds(total: number): string {
+  const m = Math.floor(total / 60);
+  const sec = total % 60;
+  return m > 0 ? `${m}m ${sec}s` : `${sec}s`;
 }
 
 function key(namespace: string, name: string): string {
@@ -186,6 +194,13 @@ export function project(input: ProjectionInput): DesiredState {
     // A closed namespace is not even asked about: no read of its Services is made for an alias.
     if (denied === undefined && phase !== undefined && cluster.foreign.has(aliasKey)) {
       aliasTaken = `Service ${aliasKey} ${notOurs}; the alias Service cannot be created`;
+    } else if (
+      denied === undefined &&
+      phase !== undefined &&
+      (cluster.recentlyFreed?.get(aliasKey) ?? 0) > 0
+    ) {
+      const left = Math.ceil(cluster.recentlyFreed!.get(aliasKey)! / 1000);
+      aliasTaken = `Service ${aliasKey} was held by a Service not managed by this install until recently; an alias takes the name only after it has been free for the grace period (${formatSeconds(left)} left)`;
     } else if (denied === undefined && aliasHolder) {
       aliasTaken = `the alias name ${aliasKey} is the internal Service of endpoint ${aliasHolder.ep.id}`;
     }

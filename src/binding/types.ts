@@ -73,6 +73,11 @@ export interface ClusterView {
   namespaces: ReadonlyMap<string, NamespacePhase>;
   /** `namespace/name` of Services known to exist that are not this install's (learned from AlreadyExists). */
   foreign: ReadonlySet<string>;
+  /**
+   * Alias names a foreign Service held until recently, with the milliseconds left of the grace
+   * period before an alias may take them (docs/projection.md "Names a tenant used").
+   */
+  recentlyFreed?: ReadonlyMap<string, number> | undefined;
   /** The labels of each namespace in `namespaces` (absent entry: no labels). */
   namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>> | undefined;
 }

@@ -211,6 +211,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     namespacePolicy: config.bindings.namespaces,
   });
   const reconciler = new Reconciler({
+    foreignNameGraceMs: config.bindings.foreignNameGraceSeconds * 1000,
     feed,
     cluster,
     queue,

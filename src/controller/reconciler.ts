@@ -74,6 +74,11 @@ export interface ReconcilerOptions {
   /** Where events about endpoints without a Service of their own go (the controller's Pod). */
   podRef?: InvolvedObject;
   clock?: Clock;
+  /**
+   * An alias name a foreign Service held is taken only after it has been seen free this long
+   * (default 0: at once).
+   */
+  foreignNameGraceMs?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
 }
@@ -126,6 +131,25 @@ class NameLookup implements ReadonlySet<string> {
   [Symbol.iterator](): SetIterator<string> {
     return this.foreign.values();
   }
+}
+
+/**
+ * Names seen free after a foreign Service held them, less than `graceMs` ago, with the time left.
+ * (Counted from the read that saw the name free, so never shorter than the real free time.)
+ */
+export function freedWithinGrace(
+  names: ReadonlyMap<string, NameRecord>,
+  now: number,
+  graceMs: number,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  if (graceMs <= 0) return out;
+  for (const [key, r] of names) {
+    if (r.holder === 'foreign' || r.freedAt === undefined) continue;
+    const left = r.freedAt + graceMs - now;
+    if (left > 0) out.set(key, left);
+  }
+  return out;
 }
 
 /**
@@ -236,6 +260,7 @@ export class Reconciler {
     // Pure: project and plan.
     const t0 = performance.now();
     const names = new NameLookup(snap.cluster.names);
+    const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
     const config = this.o.config();
     const desired = project({
       endpoints: snap.feed.endpoints,
@@ -245,6 +270,7 @@ export class Reconciler {
         namespaces: snap.cluster.namespaces,
         namespaceLabels: snap.cluster.namespaceLabels,
         foreign: names,
+        recentlyFreed,
       },
       config,
       random: () => this.clock.random(),
@@ -295,6 +321,9 @@ export class Reconciler {
       applyMs = performance.now() - t1;
       metrics.applyDuration.observe(applyMs / 1000);
     }
+
+    // A name whose grace period runs out: pass again then, so the alias is written on time.
+    if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
     this.report(snap, desired, actions, outcomes, {

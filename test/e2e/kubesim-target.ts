@@ -108,7 +108,12 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     const baseValues: ChartValues = {
       api: { baseUrl: mock.url },
       credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
-      bindings: { portRange: { min: base, max: base + 249 }, ingress: { tls: false } },
+      // A short grace for foreign names, so the scenario's name conflict resolves within a step.
+      bindings: {
+        portRange: { min: base, max: base + 249 },
+        ingress: { tls: false },
+        foreignNameGraceSeconds: 2,
+      },
       // One forwarder: on one host two processes cannot listen on the same ports.
       forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
       controller: {

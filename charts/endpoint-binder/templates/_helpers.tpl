@@ -107,6 +107,7 @@ quotes, commas or newlines they hold.
     "portRange" (dict "min" (int $b.portRange.min) "max" (int $b.portRange.max))
     "serviceLabels" $b.serviceLabels
     "serviceAnnotations" $b.serviceAnnotations
+    "foreignNameGraceSeconds" (int $b.foreignNameGraceSeconds)
     "namespaces" (dict
       "deny" .Values.namespaces.deny
       "allow" .Values.namespaces.allow
