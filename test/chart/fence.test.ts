@@ -8,7 +8,7 @@ import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { Agent, request } from 'undici';
 import type { Loose } from '../kubesim/helpers.js';
-import { CHART, REQUIRED, find, helmTool, render, template, valuesFile } from './helm.js';
+import { CHART, REQUIRED, find, helmTool, render, renderNotes, template, valuesFile } from './helm.js';
 
 /**
  * The chart's fence (templates/fence.yaml) installed by the real helm into kubesim, which
@@ -464,6 +464,35 @@ describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {
       expect(ok.code, ok.stderr).toBe(0);
     },
   );
+
+  it('NOTES say which namespaces are open, how tenants opt out, and whether the fence is on', async () => {
+    const notes = await renderNotes(REQUIRED, { release: 'eb', namespace: NS });
+    expect(notes).toContain(`denied by name: kube-*, openshift, openshift-*, and ${NS} itself`);
+    expect(notes).toContain('a namespace must match: endpoint-binder.io/aliases notin (disabled)');
+    expect(notes).toContain('kubectl label namespace NAME endpoint-binder.io/aliases=disabled');
+    expect(notes).toContain(`Fence (ValidatingAdmissionPolicy eb-endpoint-binder-${NS}-fence): on`);
+    expect(notes).toContain('namespace-denied');
+    const optIn = await renderNotes(
+      {
+        ...REQUIRED,
+        fence: { enabled: false },
+        namespaces: {
+          allow: ['kube-public'],
+          selector: { matchLabels: { 'endpoint-binder.io/aliases': 'enabled' } },
+        },
+      },
+      { release: 'eb', namespace: NS },
+    );
+    expect(optIn).toContain('(except kube-public)');
+    expect(optIn).toContain('a namespace must match: endpoint-binder.io/aliases=enabled');
+    expect(optIn).not.toContain('opt a namespace out');
+    expect(optIn).toContain('OFF');
+    const off = await renderNotes(
+      { ...REQUIRED, bindings: { enabled: false } },
+      { release: 'eb', namespace: NS },
+    );
+    expect(off).toContain('Services it\nprojected before are left as they are');
+  });
 
   it('follows namespaces: allow entries open a denied prefix, opt-in mode needs the label', async () => {
     const objs = await render({
