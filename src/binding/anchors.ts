@@ -31,13 +31,21 @@ export function namedAliases(owned: readonly Service[], operatorNamespace: strin
   return named;
 }
 
-export function anchorOwned(owned: readonly Service[], operatorNamespace: string): Anchored {
+/**
+ * `wroteIt` tells a Service this process created or updated itself (same uid): trusted while its
+ * internal Service is briefly missing (deleted by someone, being re-created).
+ */
+export function anchorOwned(
+  owned: readonly Service[],
+  operatorNamespace: string,
+  wroteIt: (svc: Service) => boolean = () => false,
+): Anchored {
   const named = namedAliases(owned, operatorNamespace);
   const trusted: Service[] = [];
   const unanchored: Service[] = [];
   for (const s of owned) {
     const ns = s.metadata.namespace;
-    if (ns === operatorNamespace || named.has(`${ns}/${s.metadata.name}`)) trusted.push(s);
+    if (ns === operatorNamespace || named.has(`${ns}/${s.metadata.name}`) || wroteIt(s)) trusted.push(s);
     else unanchored.push(s);
   }
   return { trusted, unanchored };

@@ -178,6 +178,8 @@ export class Reconciler {
   private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
   private unanchoredReported = new Set<string>();
+  /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
+  private readonly writtenUids = new Map<string, string>();
   private passes = 0;
   private appliedComplete = false;
 
@@ -269,7 +271,14 @@ export class Reconciler {
     const config = this.o.config();
     // Labels alone are not ownership outside the operator namespace: a Service there is ours
     // only when one of our internal Services names it; the others are reported and left alone.
-    const anchored = anchorOwned([...snap.cluster.owned.values()], config.identity.operatorNamespace);
+    const anchored = anchorOwned(
+      [...snap.cluster.owned.values()],
+      config.identity.operatorNamespace,
+      (svc) => {
+        const uid = svc.metadata.uid;
+        return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
+      },
+    );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
     this.reportUnanchored(unanchored);
@@ -382,6 +391,12 @@ export class Reconciler {
           { service: key },
           'service name held by a Service this install does not own; left untouched',
         );
+      }
+      if (out.result === 'created' || out.result === 'updated') {
+        const uid = out.object.metadata.uid;
+        if (uid !== undefined) this.writtenUids.set(key, uid);
+      } else if (out.result === 'deleted' || out.result === 'foreign') {
+        this.writtenUids.delete(key);
       }
       if (out.result === 'created' || out.result === 'updated' || out.result === 'deleted') {
         const verb = writeVerb(out, before);
