@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Controller } from '../../src/controller/controller.js';
+import { uninstall } from '../../src/controller/uninstall.js';
 import { kinds } from '../../src/kube/index.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
 
 const OURS = {
@@ -54,4 +56,21 @@ describe('controller: ownership is anchored where tenants cannot write', () => {
     expect(dns.metadata.uid).toBe(patched[0]!.metadata.uid);
     expect(tenant.metadata.uid).toBe(patched[1]!.metadata.uid);
   });
+
+  it('uninstall (policy delete) removes our Services and leaves the labelled tenant Services alone', async () => {
+    const report = await uninstall({
+      kube: env.kube,
+      api: undefined,
+      identity: { release: 'endpoint-binder', operatorNamespace: OPERATOR_NS },
+      policy: 'delete',
+      log: silentLogger(),
+      renewDeadlineMs: 1_500,
+      holdSeconds: 2,
+    });
+    expect(report.deleted).toContain('prod/after');
+    expect(report.deleted).not.toContain('prod/shop');
+    expect(report.deleted).not.toContain('kube-system/kube-dns');
+    expect(await env.service('prod', 'shop')).toBeDefined();
+    expect(await env.service('kube-system', 'kube-dns')).toBeDefined();
+  }, 30_000);
 });
