@@ -71,7 +71,13 @@ export async function renderDeploy(): Promise<Map<string, string>> {
     ),
   );
   const job = join(DEPLOY, 'uninstall-job.yaml');
-  const jobBody = await helmTemplate(['--show-only', 'templates/uninstall/job.yaml']);
+  // The hook's RBAC travels with the Job: in a chart install it exists only while the hook runs.
+  const jobBody = await helmTemplate([
+    '--show-only',
+    'templates/uninstall/rbac.yaml',
+    '--show-only',
+    'templates/uninstall/job.yaml',
+  ]);
   files.set(
     job,
     await pretty(

@@ -43,6 +43,10 @@ describe('demo --once (what npm start shows)', () => {
     // the status table names every state the samples are in
     expect(out).toMatch(/http:\/\/api\.later:80\s+namespace-missing/);
     expect(out).toMatch(/http:\/\/secret\.private:80\s+not-selected/);
+    // the namespace policy: an alias refused in kube-system, one in an opted-out namespace
+    expect(out).toMatch(/http:\/\/metrics\.kube-system:80\s+namespace-denied/);
+    expect(out).toMatch(/http:\/\/app\.quiet:80\s+namespace-denied/);
+    expect(out).not.toMatch(/kube-system\s+metrics\s+ExternalName/);
     // traffic really went through
     expect(out).toContain('answer: hello from the demo web upstream: GET /hello (Host: web.demo)');
     expect(out).toContain('echoed "hello, echo upstream"');

@@ -3,6 +3,7 @@ import { ageKey, compareAgeKeys } from './age.js';
 import type { AgeKey } from './age.js';
 import { parseEndpointUrl } from './endpoint-url.js';
 import type { EndpointUrl } from './endpoint-url.js';
+import { namespaceNameVerdict, namespaceVerdict } from './namespace-policy.js';
 import { aliasExternalName, internalServiceName, isDns1035Label } from './naming.js';
 import { allocatePorts, portClaims } from './ports.js';
 import { endpointView } from './selector.js';
@@ -31,12 +32,15 @@ import type {
  *   4. the internal name is held by a Service not of this install → `name-conflict`
  *   5. an older endpoint has the same internal name → `name-conflict`
  *   then per hostname group (oldest first):
- *   6. the alias name is held by a foreign Service, or is one of our internal Services → the
- *      whole group `name-conflict`
+ *   6. the alias name is held by a foreign Service, or was until less than the grace period ago,
+ *      or is one of our internal Services → the whole group `name-conflict` (not asked in a
+ *      namespace the policy closes)
  *   7. an older member has another scheme on the same port → `port-conflict`
  *   8. its URL got no forwarder port → `ports-exhausted`
- *   9. the namespace is missing or terminating → `namespace-missing`
- *   10. `projected`
+ *   9. the namespace policy closes the namespace (by name, or by its labels when it exists) →
+ *      `namespace-denied`
+ *   10. the namespace is missing or terminating → `namespace-missing`
+ *   11. `projected`
  */
 
 export interface ProjectionInput {
@@ -55,6 +59,13 @@ interface Candidate {
   url: EndpointUrl;
   internalName: string;
   age: AgeKey;
+}
+
+/** `9m 5s`, `42s`. */
+function formatSeconds(total: number): string {
+  const m = Math.floor(total / 60);
+  const sec = total % 60;
+  return m > 0 ? `${m}m ${sec}s` : `${sec}s`;
 }
 
 function key(namespace: string, name: string): string {
@@ -168,13 +179,29 @@ export function project(input: ProjectionInput): DesiredState {
       groupPorts.push({ url: m.url, forwarderPort: port });
     }
     const phase = cluster.namespaces.get(namespace);
+    const policy = config.namespacePolicy;
+    const verdict =
+      policy === undefined
+        ? { open: true as const }
+        : phase === undefined
+          ? namespaceNameVerdict(policy, opns, namespace)
+          : namespaceVerdict(policy, opns, namespace, cluster.namespaceLabels?.get(namespace) ?? {});
+    const denied = verdict.open ? undefined : verdict.rule;
     // The alias name taken decides for the whole group. A foreign Service cannot exist in a
     // namespace that does not; a stale entry there must not hide `namespace-missing`.
     const aliasHolder = namespace === opns ? nameHolders.get(name) : undefined;
     let aliasTaken: string | undefined;
-    if (phase !== undefined && cluster.foreign.has(aliasKey)) {
+    // A closed namespace is not even asked about: no read of its Services is made for an alias.
+    if (denied === undefined && phase !== undefined && cluster.foreign.has(aliasKey)) {
       aliasTaken = `Service ${aliasKey} ${notOurs}; the alias Service cannot be created`;
-    } else if (aliasHolder) {
+    } else if (
+      denied === undefined &&
+      phase !== undefined &&
+      (cluster.recentlyFreed?.get(aliasKey) ?? 0) > 0
+    ) {
+      const left = Math.ceil(cluster.recentlyFreed!.get(aliasKey)! / 1000);
+      aliasTaken = `Service ${aliasKey} was held by a Service not managed by this install until recently; an alias takes the name only after it has been free for the grace period (${formatSeconds(left)} left)`;
+    } else if (denied === undefined && aliasHolder) {
       aliasTaken = `the alias name ${aliasKey} is the internal Service of endpoint ${aliasHolder.ep.id}`;
     }
 
@@ -193,6 +220,9 @@ export function project(input: ProjectionInput): DesiredState {
       } else if (own === undefined) {
         state = 'ports-exhausted';
         reason = `no free forwarder port left in the range ${config.portRange.min}-${config.portRange.max}`;
+      } else if (denied !== undefined) {
+        state = 'namespace-denied';
+        reason = `${denied}; no alias Service ${aliasKey} is written`;
       } else if (phase === undefined) {
         state = 'namespace-missing';
         reason = `namespace "${namespace}" does not exist; the alias Service ${aliasKey} is created when it does`;

@@ -1,5 +1,6 @@
 import type { Service } from '../kube/objects.js';
 import type { InstallIdentity } from './identity.js';
+import type { NamespacePolicy } from './namespace-policy.js';
 
 /**
  * The contract between the pure projection core (`src/binding/`) and the controller shell
@@ -10,6 +11,7 @@ import type { InstallIdentity } from './identity.js';
 export type ProjectionState =
   | 'projected'
   | 'namespace-missing'
+  | 'namespace-denied'
   | 'name-conflict'
   | 'port-conflict'
   | 'invalid-url'
@@ -20,6 +22,7 @@ export type ProjectionState =
 export const PROJECTION_STATES: readonly ProjectionState[] = [
   'projected',
   'namespace-missing',
+  'namespace-denied',
   'name-conflict',
   'port-conflict',
   'invalid-url',
@@ -56,6 +59,8 @@ export interface ProjectionConfig {
   serviceAnnotations: Record<string, string>;
   /** `host:port` of the binding ingress from the registration; written on internal Services. */
   ingressAddress: string | null;
+  /** Where aliases may be written; absent = every namespace (tools and tests without a cluster's consent). */
+  namespacePolicy?: NamespacePolicy | undefined;
 }
 
 export type NamespacePhase = 'Active' | 'Terminating';
@@ -68,6 +73,13 @@ export interface ClusterView {
   namespaces: ReadonlyMap<string, NamespacePhase>;
   /** `namespace/name` of Services known to exist that are not this install's (learned from AlreadyExists). */
   foreign: ReadonlySet<string>;
+  /**
+   * Alias names a foreign Service held until recently, with the milliseconds left of the grace
+   * period before an alias may take them (docs/projection.md "Names a tenant used").
+   */
+  recentlyFreed?: ReadonlyMap<string, number> | undefined;
+  /** The labels of each namespace in `namespaces` (absent entry: no labels). */
+  namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>> | undefined;
 }
 
 export interface ServiceRef {

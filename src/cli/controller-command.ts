@@ -27,6 +27,15 @@ Config file (YAML or JSON; every field optional except api.baseUrl):
     portRange: {min: 10000, max: 19999}  inclusive forwarder port range (1024-65535)
     serviceLabels: {}                    extra labels on every projected Service
     serviceAnnotations: {}               extra annotations on every projected Service
+    namespaces:                          where alias Services may be written (the namespace policy)
+      deny: [kube-*, openshift, openshift-*]   names, or prefixes ending in *; the operator
+                                         namespace is always denied
+      allow: []                          names or prefixes that override deny
+      selector:                          a namespace's labels must match (matchLabels/matchExpressions);
+        matchExpressions: [{key: endpoint-binder.io/aliases, operator: NotIn, values: [disabled]}]
+                                         opt-in mode: {matchLabels: {endpoint-binder.io/aliases: enabled}}
+    foreignNameGraceSeconds: 600         an alias name a foreign Service held is taken only after
+                                         it has been free this long
   operatorNamespace: <POD_NAMESPACE>     where internal Services, the Lease and the forwarders live
   releaseName: endpoint-binder           the install identity (with the operator namespace)
   resyncIntervalSeconds: 300             full relist of the account's endpoints (10-86400)
@@ -46,6 +55,9 @@ Options (each overrides the file):
   --cluster-domain <domain>     bindings.clusterDomain
   --port-range-min <n>          bindings.portRange.min
   --port-range-max <n>          bindings.portRange.max
+  --namespace-deny <list>       bindings.namespaces.deny (comma-separated)
+  --namespace-allow <list>      bindings.namespaces.allow (comma-separated)
+  --foreign-name-grace <secs>   bindings.foreignNameGraceSeconds
   --resync-interval <seconds>   resyncIntervalSeconds
   --write-concurrency <n>       writeConcurrency
   --listen <host:port>          http.listen

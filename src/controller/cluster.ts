@@ -58,6 +58,8 @@ export interface ClusterSnapshot {
   /** This install's Services by `namespace/name`: the cache plus pending writes. */
   owned: ReadonlyMap<string, Service>;
   namespaces: ReadonlyMap<string, NamespacePhase>;
+  /** Each namespace's labels (the namespace policy's selector reads them). */
+  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
   names: ReadonlyMap<string, NameRecord>;
   pending: ReadonlyMap<string, PendingWrite>;
 }
@@ -214,7 +216,9 @@ export class ClusterState {
       else owned.set(key, p.object);
     }
     const namespaces = new Map<string, NamespacePhase>();
+    const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
     for (const ns of this.namespaces.list()) {
+      namespaceLabels.set(ns.metadata.name, ns.metadata.labels ?? {});
       const terminating = ns.status?.phase === 'Terminating' || ns.metadata.deletionTimestamp !== undefined;
       namespaces.set(ns.metadata.name, terminating ? 'Terminating' : 'Active');
     }
@@ -223,6 +227,7 @@ export class ClusterState {
       resourceVersion: watchedTo,
       owned,
       namespaces,
+      namespaceLabels,
       names: new Map(this.names),
       pending: new Map(this.pending),
     };

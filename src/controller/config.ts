@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isDnsLabel } from '../binding/endpoint-url.js';
+import { DEFAULT_DENY, namespaceEntryProblem, OPT_OUT_SELECTOR } from '../binding/namespace-policy.js';
 import { hostPortProblem } from '../net/host-port.js';
 
 /**
@@ -32,6 +33,46 @@ const hostPort = z.string().superRefine((s, ctx) => {
   const problem = hostPortProblem(s, { allowZero: true, allowEmptyHost: true });
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
+
+const namespaceEntry = z.string().superRefine((s, ctx) => {
+  const problem = namespaceEntryProblem(s);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** Kubernetes' LabelSelector, as `namespaces.selector`. */
+const labelSelector = z.strictObject({
+  matchLabels: z.record(metadataKey, labelValue).optional(),
+  matchExpressions: z
+    .array(
+      z
+        .strictObject({
+          key: metadataKey,
+          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist'], {
+            error: 'must be In, NotIn, Exists or DoesNotExist',
+          }),
+          values: z.array(labelValue).optional(),
+        })
+        .refine(
+          (r) =>
+            r.operator === 'In' || r.operator === 'NotIn'
+              ? (r.values ?? []).length > 0
+              : (r.values ?? []).length === 0,
+          {
+            message: 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist',
+            path: ['values'],
+          },
+        ),
+    )
+    .optional(),
+});
+
+const namespacesSchema = z
+  .strictObject({
+    deny: z.array(namespaceEntry).default([...DEFAULT_DENY]),
+    allow: z.array(namespaceEntry).default([]),
+    selector: labelSelector.default(OPT_OUT_SELECTOR),
+  })
+  .prefault({});
 
 const forwarderPort = z.number().int().min(1024, 'must be at least 1024').max(65535, 'must be at most 65535');
 
@@ -68,6 +109,10 @@ export const ControllerConfigSchema = z
           .refine((r) => r.min <= r.max, { message: 'min must not be greater than max', path: ['min'] }),
         serviceLabels: z.record(metadataKey, labelValue).default({}),
         serviceAnnotations: z.record(metadataKey, z.string()).default({}),
+        /** Where alias Services may be written (docs/projection.md "Namespace policy"). */
+        namespaces: namespacesSchema,
+        /** How long an alias name a foreign Service held must stay free before an alias takes it. */
+        foreignNameGraceSeconds: z.number().int().min(0).max(86_400).default(600),
       })
       .prefault({}),
     operatorNamespace: dnsLabel.optional(),
@@ -113,6 +158,9 @@ export const CONTROLLER_FLAG_PATHS = {
   'cluster-domain': ['bindings', 'clusterDomain'],
   'port-range-min': ['bindings', 'portRange', 'min'],
   'port-range-max': ['bindings', 'portRange', 'max'],
+  'namespace-deny': ['bindings', 'namespaces', 'deny'],
+  'namespace-allow': ['bindings', 'namespaces', 'allow'],
+  'foreign-name-grace': ['bindings', 'foreignNameGraceSeconds'],
   'resync-interval': ['resyncIntervalSeconds'],
   'write-concurrency': ['writeConcurrency'],
   listen: ['http', 'listen'],
@@ -126,7 +174,11 @@ const NUMERIC_FLAGS: ReadonlySet<ControllerFlag> = new Set([
   'port-range-max',
   'resync-interval',
   'write-concurrency',
+  'foreign-name-grace',
 ]);
+
+/** Comma-separated lists (`--namespace-deny kube-*,openshift`); an empty value is an empty list. */
+const LIST_FLAGS: ReadonlySet<ControllerFlag> = new Set(['namespace-deny', 'namespace-allow']);
 
 /** Writes flag values into the raw file object at their paths (numbers parsed), before validation. */
 export function applyFlagOverrides(
@@ -144,7 +196,14 @@ export function applyFlagOverrides(
       node = node[key] as Record<string, unknown>;
     }
     const numeric = NUMERIC_FLAGS.has(flag) && /^-?[0-9]+$/.test(value.trim());
-    node[path[path.length - 1]!] = numeric ? Number(value) : value;
+    node[path[path.length - 1]!] = LIST_FLAGS.has(flag)
+      ? value
+          .split(',')
+          .map((e) => e.trim())
+          .filter((e) => e.length > 0)
+      : numeric
+        ? Number(value)
+        : value;
   }
   return out;
 }

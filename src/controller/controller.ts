@@ -208,8 +208,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     serviceLabels: config.bindings.serviceLabels,
     serviceAnnotations: config.bindings.serviceAnnotations,
     ingressAddress: registration.operator?.binding.ingress_endpoint ?? null,
+    namespacePolicy: config.bindings.namespaces,
   });
   const reconciler = new Reconciler({
+    foreignNameGraceMs: config.bindings.foreignNameGraceSeconds * 1000,
     feed,
     cluster,
     queue,
@@ -236,8 +238,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
 
   const isReady = (): boolean => {
-    if (!registration.operator || !cluster.synced) return false;
+    if (!registration.operator) return false;
     if (!config.bindings.enabled) return true;
+    if (!cluster.synced) return false;
     // Leader: the first complete sync is applied. Follower: it is computed (warm and ready to lead).
     return reconciler.caughtUp;
   };
@@ -268,7 +271,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
           : 'not registered with the management API yet',
       );
     }
-    if (!cluster.synced) {
+    if (config.bindings.enabled && !cluster.synced) {
       reasons.push(
         `caches of Services and Namespaces not synced yet (${cluster.unsyncedReasons().join('; ')})`,
       );
@@ -304,11 +307,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
 
   const main = async (): Promise<void> => {
     await registration.register();
-    cluster.start();
     if (!config.bindings.enabled) {
+      // No caches either: with bindings off the chart grants no Service or Namespace rights.
       log.info({}, 'bindings disabled: registered without the bindings feature; projecting nothing');
       return;
     }
+    cluster.start();
     tasks.push(feed.run(signal));
     tasks.push(reconciler.run(signal));
     if (elector) {

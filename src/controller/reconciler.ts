@@ -1,3 +1,4 @@
+import { anchorOwned } from '../binding/anchors.js';
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
 import { project } from '../binding/project.js';
@@ -11,7 +12,7 @@ import type {
   ProjectionState,
 } from '../binding/types.js';
 import { PROJECTION_STATES } from '../binding/types.js';
-import { objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
+import { keyOf, objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
@@ -74,6 +75,11 @@ export interface ReconcilerOptions {
   /** Where events about endpoints without a Service of their own go (the controller's Pod). */
   podRef?: InvolvedObject;
   clock?: Clock;
+  /**
+   * An alias name a foreign Service held is taken only after it has been seen free this long
+   * (default 0: at once).
+   */
+  foreignNameGraceMs?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
 }
@@ -94,8 +100,13 @@ class NameLookup implements ReadonlySet<string> {
   readonly asked = new Set<string>();
   private readonly foreign: Set<string>;
 
-  constructor(private readonly names: ReadonlyMap<string, NameRecord>) {
+  /** `held`: names known to be held by Services that are not ours though they carry our labels. */
+  constructor(
+    private readonly names: ReadonlyMap<string, NameRecord>,
+    private readonly held: ReadonlySet<string> = new Set(),
+  ) {
     this.foreign = new Set([...names].filter(([, r]) => r.holder === 'foreign').map(([k]) => k));
+    for (const k of held) this.foreign.add(k);
   }
 
   has(key: string): boolean {
@@ -105,7 +116,7 @@ class NameLookup implements ReadonlySet<string> {
 
   /** Asked, not held by this install, never read. */
   unknown(owned: ReadonlyMap<string, Service>): string[] {
-    return [...this.asked].filter((k) => !owned.has(k) && !this.names.has(k));
+    return [...this.asked].filter((k) => !owned.has(k) && !this.names.has(k) && !this.held.has(k));
   }
 
   get size(): number {
@@ -129,6 +140,25 @@ class NameLookup implements ReadonlySet<string> {
 }
 
 /**
+ * Names seen free after a foreign Service held them, less than `graceMs` ago, with the time left.
+ * (Counted from the read that saw the name free, so never shorter than the real free time.)
+ */
+export function freedWithinGrace(
+  names: ReadonlyMap<string, NameRecord>,
+  now: number,
+  graceMs: number,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  if (graceMs <= 0) return out;
+  for (const [key, r] of names) {
+    if (r.holder === 'foreign' || r.freedAt === undefined) continue;
+    const left = r.freedAt + graceMs - now;
+    if (left > 0) out.set(key, left);
+  }
+  return out;
+}
+
+/**
  * The reconcile pass, as external-dns's `RunOnce`: read (one snapshot) → `project()` → `plan()`
  * → apply (leader only) → record outcomes → report. It runs on the work queue's workers, which
  * also read the names the pass needs before it writes; it never sleeps or computes a delay (the
@@ -147,6 +177,9 @@ export class Reconciler {
   private readonly blockingReads = new Set<string>();
   private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
+  private unanchoredReported = new Set<string>();
+  /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
+  private readonly writtenUids = new Map<string, string>();
   private passes = 0;
   private appliedComplete = false;
 
@@ -235,15 +268,31 @@ export class Reconciler {
 
     // Pure: project and plan.
     const t0 = performance.now();
-    const names = new NameLookup(snap.cluster.names);
     const config = this.o.config();
+    // Labels alone are not ownership outside the operator namespace: a Service there is ours
+    // only when one of our internal Services names it; the others are reported and left alone.
+    const anchored = anchorOwned(
+      [...snap.cluster.owned.values()],
+      config.identity.operatorNamespace,
+      (svc) => {
+        const uid = svc.metadata.uid;
+        return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
+      },
+    );
+    const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
+    const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
+    this.reportUnanchored(unanchored);
+    const names = new NameLookup(snap.cluster.names, unanchored);
+    const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
     const desired = project({
       endpoints: snap.feed.endpoints,
       select: (v) => this.o.selector.evaluate(v),
       cluster: {
-        owned: [...snap.cluster.owned.values()],
+        owned: anchored.trusted,
         namespaces: snap.cluster.namespaces,
+        namespaceLabels: snap.cluster.namespaceLabels,
         foreign: names,
+        recentlyFreed,
       },
       config,
       random: () => this.clock.random(),
@@ -252,17 +301,17 @@ export class Reconciler {
     this.wanted = names.asked;
     // Everything the plan depends on is known before it is made: names nobody has read are read
     // first (on every replica), and the pass runs again once they are.
-    const unknown = names.unknown(snap.cluster.owned);
+    const unknown = names.unknown(owned);
     if (unknown.length > 0) {
       this.requestReads(unknown);
       log.debug({ names: unknown.length }, 'reading Service names before planning');
       return;
     }
-    cluster.retainNames((key) => names.asked.has(key) && !snap.cluster.owned.has(key));
+    cluster.retainNames((key) => names.asked.has(key) && !owned.has(key));
     const frozen = new Set(
       [...snap.cluster.namespaces].filter(([, phase]) => phase === 'Terminating').map(([n]) => n),
     );
-    const actions = plan(desired.services, snap.cluster.owned, {
+    const actions = plan(desired.services, owned, {
       allowDeletes: snap.feed.complete,
       frozenNamespaces: frozen,
     });
@@ -294,6 +343,9 @@ export class Reconciler {
       applyMs = performance.now() - t1;
       metrics.applyDuration.observe(applyMs / 1000);
     }
+
+    // A name whose grace period runs out: pass again then, so the alias is written on time.
+    if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
     this.report(snap, desired, actions, outcomes, {
@@ -340,6 +392,12 @@ export class Reconciler {
           'service name held by a Service this install does not own; left untouched',
         );
       }
+      if (out.result === 'created' || out.result === 'updated') {
+        const uid = out.object.metadata.uid;
+        if (uid !== undefined) this.writtenUids.set(key, uid);
+      } else if (out.result === 'deleted' || out.result === 'foreign') {
+        this.writtenUids.delete(key);
+      }
       if (out.result === 'created' || out.result === 'updated' || out.result === 'deleted') {
         const verb = writeVerb(out, before);
         const svc = out.result === 'deleted' ? out.deleted : out.object;
@@ -356,6 +414,18 @@ export class Reconciler {
       const event = writeEvent(out, before);
       if (event) this.send(event);
     }
+  }
+
+  /** Logs each Service that carries our labels but is not anchored, once while it stays so. */
+  private reportUnanchored(keys: ReadonlySet<string>): void {
+    for (const key of keys) {
+      if (this.unanchoredReported.has(key)) continue;
+      this.o.log.warn(
+        { service: key },
+        "service carries this install's labels but no internal Service names it; left alone",
+      );
+    }
+    this.unanchoredReported = new Set(keys);
   }
 
   private clearFailure(key: string): void {

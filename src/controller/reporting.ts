@@ -139,6 +139,7 @@ export function recordOf(outcome: ApplyOutcome): OutcomeRecord {
 /** The Warning reason of each state that is not `projected` (none for `not-selected`). */
 const STATE_REASON: Partial<Record<ProjectionState, string>> = {
   'namespace-missing': 'NamespaceMissing',
+  'namespace-denied': 'NamespaceDenied',
   'name-conflict': 'NameConflict',
   'port-conflict': 'PortConflict',
   'invalid-url': 'InvalidURL',

@@ -1,3 +1,4 @@
+import { anchorOwned } from '../binding/anchors.js';
 import type { ManagementClient } from '../api/client/index.js';
 import {
   ORPHANED_ANNOTATION,
@@ -134,7 +135,14 @@ export async function uninstall(opts: {
     schema: kinds.service.schema,
   });
   const stamp = (opts.now?.() ?? new Date()).toISOString();
-  for (const svc of items) {
+  // Labels are not ownership outside the operator namespace (docs/projection.md "Ownership").
+  const { trusted, unanchored } = anchorOwned(items, identity.operatorNamespace);
+  for (const svc of unanchored)
+    log.warn(
+      { service: keyOf(svc) },
+      "service carries this install's labels but no internal Service names it; left alone",
+    );
+  for (const svc of trusted) {
     const key = keyOf(svc);
     if (!isOwnedBy(svc, identity)) continue;
     try {

@@ -3,10 +3,12 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { ManagementClient } from '../api/client/index.js';
+import { ALIASES_LABEL } from '../binding/namespace-policy.js';
 import { resolveControllerConfig } from '../controller/config.js';
 import { startController, type Controller } from '../controller/controller.js';
 import { ForwarderConfig } from '../forwarder/config.js';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.js';
+import { KubeClient, kinds } from '../kube/index.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { startKubesim, type Kubesim } from '../kubesim/index.js';
 import { startMockApi, type MockApi } from '../mock/server.js';
@@ -35,6 +37,8 @@ export interface Demo {
 
 export const OPERATOR_NAMESPACE = 'endpoint-binder';
 export const DEMO_NAMESPACE = 'demo';
+/** A tenant's namespace labelled `endpoint-binder.io/aliases: disabled`: closed to aliases. */
+export const OPTED_OUT_NAMESPACE = 'quiet';
 /** The selector the demo's controller runs with: every endpoint outside the `private` namespace. */
 export const DEMO_SELECTOR = "endpoint.namespace != 'private'";
 
@@ -86,6 +90,9 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       logger: logger.child({ component: 'kubesim' }),
     });
     stops.push(() => kubesim.stop());
+    await new KubeClient(kubesim.kubeConfig()).create(kinds.namespace, {
+      metadata: { name: OPTED_OUT_NAMESPACE, labels: { [ALIASES_LABEL]: 'disabled' } },
+    });
     await mkdir(dirname(opts.kubeconfigPath), { recursive: true });
     await kubesim.writeKubeconfig(opts.kubeconfigPath);
     say(`kubesim                ${kubesim.url} (kubeconfig ${opts.kubeconfigPath})`);

@@ -4,7 +4,7 @@ import type { Endpoint } from '../api/schemas/endpoint.js';
 import { MANAGED_BY_LABEL } from '../binding/identity.js';
 import { formatStatusTable } from '../controller/status.js';
 import { collectionPath, kinds, listAll, KubeClient, KubeTransport, type Service } from '../kube/index.js';
-import { DEMO_NAMESPACE, DEMO_SELECTOR, type Demo } from './demo.js';
+import { DEMO_NAMESPACE, DEMO_SELECTOR, OPTED_OUT_NAMESPACE, type Demo } from './demo.js';
 import { formatServicesTable } from './services-table.js';
 
 export const SAMPLE_ENDPOINTS = {
@@ -12,6 +12,8 @@ export const SAMPLE_ENDPOINTS = {
   echo: `tcp://echo.${DEMO_NAMESPACE}:7000`,
   later: 'http://api.later',
   excluded: 'http://secret.private',
+  system: 'http://metrics.kube-system',
+  optedOut: `http://app.${OPTED_OUT_NAMESPACE}`,
 } as const;
 
 class StepFailed extends Error {}
@@ -84,6 +86,8 @@ export async function runDemoScript(
     echo: undefined,
     later: undefined,
     excluded: undefined,
+    system: undefined,
+    optedOut: undefined,
   };
   const internalOf = async (id: string): Promise<Service | undefined> => {
     const st = demo.controller.status().endpoints.find((e) => e.id === id);
@@ -107,6 +111,8 @@ export async function runDemoScript(
       echo: demo.upstreams.tcp,
       later: demo.upstreams.http,
       excluded: demo.upstreams.http,
+      system: demo.upstreams.http,
+      optedOut: demo.upstreams.http,
     };
     for (const key of Object.keys(SAMPLE_ENDPOINTS) as (keyof typeof SAMPLE_ENDPOINTS)[]) {
       const ep = await demo.client.endpoints.create({
@@ -119,6 +125,9 @@ export async function runDemoScript(
       lines.push(`${ep.id}  ${ep.url}  -> ${upstream[key]}`);
     }
     lines.push(`(selector: ${DEMO_SELECTOR}; namespace "later" does not exist yet)`);
+    lines.push(
+      `(namespace policy: kube-* denied; namespace "${OPTED_OUT_NAMESPACE}" is labelled endpoint-binder.io/aliases=disabled)`,
+    );
     return lines.join('\n');
   });
 
@@ -130,13 +139,15 @@ export async function runDemoScript(
         return state(created.web?.id) === 'projected' &&
           state(created.echo?.id) === 'projected' &&
           state(created.later?.id) === 'namespace-missing' &&
-          state(created.excluded?.id) === 'not-selected'
+          state(created.excluded?.id) === 'not-selected' &&
+          state(created.system?.id) === 'namespace-denied' &&
+          state(created.optedOut?.id) === 'namespace-denied'
           ? true
           : undefined;
       });
       const services = await until('the Services in the cluster', async () => {
         const list = await ownedServices();
-        return list.length === 5 ? list : undefined;
+        return list.length === 7 ? list : undefined;
       });
       const ports = services.flatMap((svc) =>
         svc.spec?.type === 'ClusterIP' ? (svc.spec.ports ?? []).map((p) => Number(p.targetPort)) : [],

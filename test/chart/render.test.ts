@@ -59,6 +59,8 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'ServiceAccount/eb-endpoint-binder-controller',
         'ServiceAccount/eb-endpoint-binder-forwarder',
         'ServiceAccount/eb-endpoint-binder-uninstall',
+        'ValidatingAdmissionPolicy/eb-endpoint-binder-ops-fence',
+        'ValidatingAdmissionPolicyBinding/eb-endpoint-binder-ops-fence',
       ].sort(),
     );
     for (const o of objs) {
@@ -66,7 +68,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
       expect(o.metadata.labels?.['app.kubernetes.io/managed-by'], `${o.kind}/${o.metadata.name}`).toBe(
         'Helm',
       );
-      if (!o.kind.startsWith('Cluster'))
+      if (!o.kind.startsWith('Cluster') && !o.kind.startsWith('ValidatingAdmissionPolicy'))
         expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('ops');
     }
   });

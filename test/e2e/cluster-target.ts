@@ -232,7 +232,8 @@ export async function startClusterTarget(
       image: { repository, tag: tag ?? 'latest', pullPolicy: 'IfNotPresent' },
       api: { baseUrl: `http://mock-api.${MOCK_NS}.svc:8080` },
       credentials: { apiKey: API_KEY, authtoken: AUTHTOKEN },
-      bindings: { ingress: { caBundle: pems.cert } },
+      // A short grace for foreign names, so the scenario's name conflict resolves within a step.
+      bindings: { ingress: { caBundle: pems.cert }, foreignNameGraceSeconds: 2 },
     };
     const valuesFile = (values: ChartValues): string => {
       const file = join(work, `values-${Date.now()}.yaml`);

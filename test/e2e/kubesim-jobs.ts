@@ -22,6 +22,8 @@ export async function playHookJobs(opts: {
   workDir: string;
   loopbackArgs: (component: string) => string[];
   done: () => boolean;
+  /** Called when the Job is seen, before its pod starts (the hook's resources exist by then). */
+  beforeRun?: () => Promise<void>;
   /** Called after the pod exited, before the Job's status is written. */
   beforeStatus?: (pod: PodProcess) => Promise<void>;
   onRun?: (run: HookRun) => void;
@@ -56,6 +58,7 @@ async function playOne(
   job: V1Job,
 ): Promise<HookRun> {
   const name = job.metadata?.name ?? '';
+  await opts.beforeRun?.();
   const started = new Date();
   const pod = await runPod(opts.sim, {
     namespace: opts.namespace,

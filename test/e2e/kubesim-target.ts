@@ -105,7 +105,12 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     const baseValues: ChartValues = {
       api: { baseUrl: mock.url },
       credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
-      bindings: { portRange: { min: base, max: base + 249 }, ingress: { tls: false } },
+      // A short grace for foreign names, so the scenario's name conflict resolves within a step.
+      bindings: {
+        portRange: { min: base, max: base + 249 },
+        ingress: { tls: false },
+        foreignNameGraceSeconds: 2,
+      },
       // One forwarder: on one host two processes cannot listen on the same ports.
       forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
       controller: {
@@ -199,6 +204,32 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       };
     };
 
+    /**
+     * The uninstall hook's RBAC exists only while the hook runs (hook resources): added to the
+     * snapshot when helm has created them, so the run proves those rules too.
+     */
+    const snapshotHookRbac = async (): Promise<void> => {
+      if (!rbac) return;
+      const mine = { labelSelector: `app.kubernetes.io/instance=${RELEASE}` };
+      const isHook = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete';
+      const add = (have: readonly KubeObject[], more: { items: unknown[] }): KubeObject[] => {
+        const names = new Set(have.map((o) => o.metadata.name));
+        return [
+          ...have,
+          ...(more.items as KubeObject[]).filter((o) => isHook(o) && !names.has(o.metadata.name)),
+        ];
+      };
+      rbac = {
+        roles: add(rbac.roles, await rbacApi.listNamespacedRole({ namespace: NAMESPACE, ...mine })),
+        clusterRoles: add(rbac.clusterRoles, await rbacApi.listClusterRole(mine)),
+        roleBindings: add(
+          rbac.roleBindings,
+          await rbacApi.listNamespacedRoleBinding({ namespace: NAMESPACE, ...mine }),
+        ),
+        clusterRoleBindings: add(rbac.clusterRoleBindings, await rbacApi.listClusterRoleBinding(mine)),
+      };
+    };
+
     const hookRuns: HookRun[] = [];
     /** The Job controller and kubelet for one phase's hook Jobs while a helm command runs. */
     const withHooks = async <T>(phase: string, command: Promise<T>): Promise<T> => {
@@ -222,6 +253,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
           // always means a missing rule.
           ...(phase === 'pre-delete'
             ? {
+                beforeRun: snapshotHookRbac,
                 beforeStatus: async (pod: PodProcess) => {
                   for (const owner of [...pods.keys()]) await stopPods(owner);
                   if ((await pod.exited) !== 0)

@@ -220,7 +220,12 @@ quotes, commas or newlines they hold.
     "clusterDomain" $b.clusterDomain
     "portRange" (dict "min" (int $b.portRange.min) "max" (int $b.portRange.max))
     "serviceLabels" $b.serviceLabels
-    "serviceAnnotations" $b.serviceAnnotations)
+    "serviceAnnotations" $b.serviceAnnotations
+    "foreignNameGraceSeconds" (int $b.foreignNameGraceSeconds)
+    "namespaces" (dict
+      "deny" .Values.namespaces.deny
+      "allow" .Values.namespaces.allow
+      "selector" .Values.namespaces.selector))
   "operatorNamespace" .Release.Namespace
   "releaseName" .Release.Name
   "resyncIntervalSeconds" (int .Values.controller.resyncIntervalSeconds)
