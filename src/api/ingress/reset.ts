@@ -1,0 +1,34 @@
+/**
+ * Aborting a connection so the peer sees an abort: an RST, never a FIN that would read as a clean
+ * end of stream. A TLS socket cannot send an RST itself (its handle is the TLS layer), so the
+ * TCP socket under it is remembered here by whoever created the pair (the dialer, the ingress).
+ */
+import type { Socket } from 'node:net';
+
+const rawOf = new WeakMap<Socket, Socket>();
+const ignore = (): void => undefined;
+
+/** Records that `tls` runs over the TCP socket `raw`, so `resetSocket(tls)` can reset `raw`. */
+export function linkRawSocket(tls: Socket, raw: Socket): void {
+  if (tls !== raw) rawOf.set(tls, raw);
+}
+
+/**
+ * Sends an RST to the peer (unsent data is dropped: this is an abort) and destroys the socket.
+ * Safe on a socket that is already closed or still connecting (then the RST follows the connect).
+ */
+export function resetSocket(socket: Socket): void {
+  const raw = rawOf.get(socket) ?? socket;
+  // A reset of a closed handle reports ERR_SOCKET_CLOSED as an 'error'; nothing is left to abort then.
+  raw.on('error', ignore);
+  socket.on('error', ignore);
+  if (!raw.destroyed) {
+    try {
+      raw.resetAndDestroy();
+    } catch {
+      // Not a TCP handle (a pipe in a test): a plain close is all there is.
+      raw.destroy();
+    }
+  }
+  socket.destroy();
+}
