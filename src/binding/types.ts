@@ -54,8 +54,6 @@ export interface ProjectionConfig {
   /** Extra labels and annotations for every projected Service (ours win on a key clash). */
   serviceLabels: Record<string, string>;
   serviceAnnotations: Record<string, string>;
-  /** `host:port` of the binding ingress from the registration; written on internal Services. */
-  ingressAddress: string | null;
 }
 
 export type NamespacePhase = 'Active' | 'Terminating';

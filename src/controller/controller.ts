@@ -19,6 +19,7 @@ import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
 import { parseHostPort } from '../net/host-port.js';
 import { startProbeServer, type ProbeResult, type ProbeServer } from '../net/probe-server.js';
+import { InstallRecordWriter } from './install-record-writer.js';
 import { controllerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 import { register, type RegistrationSpec } from './registration.js';
@@ -180,6 +181,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics: registry,
     ...(opts.pod ? { instance: opts.pod.name } : {}),
   });
+  // The forwarders take the ingress address only from this record (never from a Service).
+  const installRecord = new InstallRecordWriter({ kube, identity, log, signal });
+  const publishRecord = (op: KubernetesOperator): void =>
+    installRecord.publish({ ingressAddress: op.binding.ingress_endpoint ?? undefined, operatorId: op.id });
   const podRef: InvolvedObject | undefined = opts.pod
     ? { kind: 'Pod', apiVersion: 'v1', name: opts.pod.name, namespace: opts.pod.namespace }
     : undefined;
@@ -197,6 +202,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics.apiCalls.inc({ call: 'register', result: 'ok' });
     registrationError = undefined;
     metrics.registered.set(1);
+    publishRecord(operator);
     // Only the leader registers again: a stood-down replica (an uninstall holds the lease) must
     // not undo a deregistration while Helm removes it.
     const reRegister = async (): Promise<void> => {
@@ -206,6 +212,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       }
       log.warn({ operatorId: operator?.id }, 'operator registration gone; registering again');
       operator = await register(client, spec, log, signal);
+      publishRecord(operator);
     };
 
     const projection = (): ProjectionConfig => ({
@@ -214,7 +221,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       portRange: config.bindings.portRange,
       serviceLabels: config.bindings.serviceLabels,
       serviceAnnotations: config.bindings.serviceAnnotations,
-      ingressAddress: operator?.binding.ingress_endpoint ?? null,
     });
     const trigger = (): void => reconciler?.trigger();
     cluster = new ClusterState({

@@ -121,9 +121,9 @@ describe('project: the exact objects for one endpoint', () => {
     expect(d.repairs).toEqual([]);
   });
 
-  it('uses the configured cluster domain and has no ingress annotation while the registration has none', () => {
+  it('uses the configured cluster domain and never writes an ingress annotation (the install record carries it)', () => {
     const d = run([ep('ep_a', 'http://api.prod')], {
-      config: config({ clusterDomain: 'corp.internal', ingressAddress: null }),
+      config: config({ clusterDomain: 'corp.internal' }),
     });
     expect(d.services.get('prod/api')?.spec?.externalName).toBe(`ep-a.${OPNS}.svc.corp.internal`);
     expect(d.services.get(`${OPNS}/ep-a`)?.metadata.annotations).not.toHaveProperty(

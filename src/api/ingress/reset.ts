@@ -20,8 +20,8 @@ export function linkRawSocket(tls: Socket, raw: Socket): void {
 export function resetSocket(socket: Socket): void {
   const raw = rawOf.get(socket) ?? socket;
   // A reset of a closed handle reports ERR_SOCKET_CLOSED as an 'error'; nothing is left to abort then.
-  raw.on('error', ignore);
-  socket.on('error', ignore);
+  for (const s of raw === socket ? [socket] : [raw, socket])
+    if (!s.listeners('error').includes(ignore)) s.on('error', ignore);
   if (!raw.destroyed) {
     try {
       raw.resetAndDestroy();

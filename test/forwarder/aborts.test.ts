@@ -1,0 +1,174 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { startServer, waitFor } from '../ingress/helpers.js';
+import {
+  connectTo,
+  createService,
+  endpoint,
+  freePort,
+  internalService,
+  logLines,
+  roundTrip,
+  useEnv,
+  type Env,
+} from './helpers.js';
+import type { Forwarder } from '../../src/forwarder/forwarder.js';
+import type { ForwarderConfigInput } from '../../src/forwarder/config.js';
+
+/**
+ * A proxy never lies about a stream: an abort on one side reaches the other as an abort (a reset),
+ * and only a clean end ends cleanly. Each case runs over plain TCP and over TLS to the ingress,
+ * through the real mock ingress.
+ */
+
+/** How a client's stream ended: a clean FIN ('end') or an error such as ECONNRESET. */
+interface Ending {
+  bytes: number;
+  ended: boolean;
+  error: string | undefined;
+}
+
+function watchEnding(s: Socket): Promise<Ending> {
+  return new Promise((resolve) => {
+    const e: Ending = { bytes: 0, ended: false, error: undefined };
+    s.on('data', (c: Buffer) => (e.bytes += c.length));
+    // Sockets here are half-open capable: answer the FIN so the socket closes.
+    s.on('end', () => {
+      e.ended = true;
+      s.end();
+    });
+    s.on('error', (err: NodeJS.ErrnoException) => (e.error ??= err.code ?? err.message));
+    s.once('close', () => resolve(e));
+    s.resume();
+  });
+}
+
+async function startFwd(
+  env: Env,
+  tls: boolean,
+  extra: Partial<ForwarderConfigInput> = {},
+): Promise<Forwarder> {
+  if (!tls) return env.start(extra);
+  const dir = await mkdtemp(join(tmpdir(), 'fwd-abort-ca-'));
+  const caFile = join(dir, 'ca.pem');
+  await writeFile(caFile, env.mock.api.ingressCaPem!);
+  return env.start({ ...extra, ingress: { tls: true, caFile } });
+}
+
+for (const tls of [false, true]) {
+  describe(`aborts propagate as aborts (${tls ? 'TLS' : 'plain TCP'} to the ingress)`, () => {
+    const setup = useEnv({ ingressTls: tls });
+
+    it('an upstream reset after 2 MiB reaches the client as ECONNRESET, never as a clean end', async () => {
+      const env = await setup();
+      const upstream = await startServer((s) => {
+        s.write(Buffer.alloc(2 * 1024 * 1024, 0x61), () => setTimeout(() => s.resetAndDestroy(), 50));
+      });
+      try {
+        await endpoint(env, 'tcp://reset.up:7000', upstream.upstreamUrl);
+        const fwd = await startFwd(env, tls);
+        const port = await freePort();
+        await createService(env.sim, internalService('ep-reset-up', { [port]: 'tcp://reset.up:7000' }));
+        await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+        const s = await connectTo(port);
+        s.write('go');
+        const e = await watchEnding(s);
+        expect(e.ended).toBe(false);
+        expect(e.error).toBe('ECONNRESET');
+        await waitFor(() => logLines(env, 'forwarder connection').length === 1, 10_000);
+        expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'ingress_error' });
+      } finally {
+        await upstream.close();
+      }
+    });
+
+    it('a client reset reaches the upstream as a reset, never as a clean end', async () => {
+      const env = await setup();
+      let upstreamEnding: Promise<Ending> | undefined;
+      const upstream = await startServer((s) => {
+        upstreamEnding = watchEnding(s);
+        s.on('data', (c: Buffer) => s.write(c));
+      });
+      try {
+        await endpoint(env, 'tcp://reset.client:7001', upstream.upstreamUrl);
+        const fwd = await startFwd(env, tls);
+        const port = await freePort();
+        await createService(
+          env.sim,
+          internalService('ep-reset-client', { [port]: 'tcp://reset.client:7001' }),
+        );
+        await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+        const s = await connectTo(port);
+        expect(await roundTrip(s, 'hello')).toBe('hello');
+        s.resetAndDestroy();
+        const e = await upstreamEnding!;
+        expect(e.ended).toBe(false);
+        expect(e.error).toBe('ECONNRESET');
+        await waitFor(() => logLines(env, 'forwarder connection').length === 1, 10_000);
+        expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'client_error' });
+      } finally {
+        await upstream.close();
+      }
+    });
+
+    it('a download cut by the drain timeout is never reported complete: the client gets a reset', async () => {
+      const env = await setup();
+      // An endless download: writes as fast as the path takes it.
+      const upstream = await startServer((s) => {
+        const chunk = Buffer.alloc(64 * 1024, 0x62);
+        const pump = () => {
+          while (!s.destroyed && s.write(chunk));
+        };
+        s.on('drain', pump);
+        s.once('data', pump);
+      });
+      try {
+        await endpoint(env, 'tcp://drain.cut:7002', upstream.upstreamUrl);
+        const fwd = await startFwd(env, tls, { drain: { delaySeconds: 0, timeoutSeconds: 0.3 } });
+        const port = await freePort();
+        await createService(env.sim, internalService('ep-drain-cut', { [port]: 'tcp://drain.cut:7002' }));
+        await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+        const s = await connectTo(port);
+        const ending = watchEnding(s);
+        s.write('go');
+        await waitFor(() => s.bytesRead > 1024 * 1024, 10_000);
+        (globalThis as any).DBG = [];
+        await fwd.shutdown();
+        const e = await ending;
+        console.error('DBG', JSON.stringify(e), (globalThis as any).DBG);
+        expect(e.ended).toBe(false);
+        expect(e.error).toBe('ECONNRESET');
+        expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'shutdown' });
+      } finally {
+        await upstream.close();
+      }
+    });
+
+    it('a clean end on both sides ends cleanly on both sides', async () => {
+      const env = await setup();
+      let upstreamEnding: Promise<Ending> | undefined;
+      const upstream = await startServer((s) => {
+        s.on('end', () => s.end('bye'));
+        upstreamEnding = watchEnding(s);
+      });
+      try {
+        await endpoint(env, 'tcp://clean.end:7003', upstream.upstreamUrl);
+        const fwd = await startFwd(env, tls);
+        const port = await freePort();
+        await createService(env.sim, internalService('ep-clean', { [port]: 'tcp://clean.end:7003' }));
+        await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+        const s = await connectTo(port);
+        const ending = watchEnding(s);
+        s.end('x'.repeat(1000));
+        const e = await ending;
+        expect(e).toEqual({ bytes: 3, ended: true, error: undefined });
+        expect(await upstreamEnding!).toEqual({ bytes: 1000, ended: true, error: undefined });
+      } finally {
+        await upstream.close();
+      }
+    });
+  });
+}
