@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseEndpointUrl } from './endpoint-url.js';
+import { ENDPOINT_ID_ANNOTATION, ENDPOINT_IDS_ANNOTATION } from './identity.js';
 
 /**
  * The per-port URL map an internal Service carries in its `endpoint-binder.io/ports`
@@ -46,4 +47,35 @@ export function parsePortsAnnotation(text: string | undefined): ParsedPorts {
     ports.set(n, u);
   }
   return { ok: true, ports };
+}
+
+/**
+ * The alias Service's `endpoint-binder.io/endpoint-ids` annotation: a JSON array of the ids of
+ * the hostname's projected endpoints, oldest first.
+ */
+export function formatEndpointIdsAnnotation(ids: readonly string[]): string {
+  return JSON.stringify(ids);
+}
+
+const EndpointIds = z.array(z.string());
+
+/** The ids of an `endpoint-ids` annotation; a missing or malformed one holds none. */
+export function parseEndpointIdsAnnotation(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  try {
+    const r = EndpointIds.safeParse(JSON.parse(text));
+    return r.success ? r.data : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The endpoints a projected Service serves, from its annotations: an internal Service's
+ * `endpoint-id`, else an alias Service's `endpoint-ids`.
+ */
+export function servedEndpointIds(annotations: Readonly<Record<string, string>> | undefined): string[] {
+  const one = annotations?.[ENDPOINT_ID_ANNOTATION];
+  if (one) return [one];
+  return parseEndpointIdsAnnotation(annotations?.[ENDPOINT_IDS_ANNOTATION]);
 }

@@ -14,7 +14,7 @@ import {
   forwarderPodLabels,
   ownershipLabels,
 } from './identity.js';
-import { formatPortsAnnotation } from './service-format.js';
+import { formatEndpointIdsAnnotation, formatPortsAnnotation } from './service-format.js';
 import type { ProjectionConfig, ProjectionState } from './types.js';
 
 /**
@@ -116,7 +116,7 @@ export function aliasService(input: AliasServiceInput): Service {
       },
       annotations: {
         ...extras(config.serviceAnnotations),
-        [ENDPOINT_IDS_ANNOTATION]: JSON.stringify(input.endpointIds),
+        [ENDPOINT_IDS_ANNOTATION]: formatEndpointIdsAnnotation(input.endpointIds),
       },
     },
     spec: {

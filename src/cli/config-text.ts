@@ -1,5 +1,5 @@
 import { parse as parseYaml } from 'yaml';
-import { documentNesting } from '../mock/validation/document-limits.js';
+import { documentNesting } from '../config/document-nesting.js';
 import { UsageError } from './command.js';
 
 /** Config files are small; these bounds keep a malformed or hostile one from costing seconds or gigabytes. */

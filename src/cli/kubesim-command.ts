@@ -1,14 +1,36 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { createLogger } from '../log/logger.js';
-import { startKubesim } from '../kubesim/index.js';
+import { servedKinds, startKubesim } from '../kubesim/index.js';
 import { untilSignal, type Command } from './command.js';
 import { parseFlags, portFlag } from './flags.js';
 
-const usage = `Usage: endpoint-binder kubesim [options]
+/** The served kinds as a table, generated from kubesim's registry so it cannot drift. */
+function kindsTable(): string {
+  const rows = servedKinds().map((k) => [
+    k.resource,
+    k.apiVersion,
+    k.kind,
+    k.namespaced ? 'namespaced' : 'cluster',
+    k.verbs.join(','),
+  ]);
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
+  return rows
+    .map(
+      (r) =>
+        `  ${r
+          .map((c, i) => c.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}`,
+    )
+    .join('\n');
+}
 
-Runs kubesim, the local Kubernetes API simulator (namespaces, services, events, leases), on
-plain HTTP until SIGINT or SIGTERM. Prints one JSON log line with its URL and kubeconfig path.
+function usage(): string {
+  return `Usage: endpoint-binder kubesim [options]
+
+Runs kubesim, the local Kubernetes API simulator, on plain HTTP (or HTTPS with --tls) until
+SIGINT or SIGTERM. Prints one JSON log line with its URL and kubeconfig path.
 
 Options:
   --host <addr>        Address to listen on (default 127.0.0.1)
@@ -16,7 +38,14 @@ Options:
   --kubeconfig <path>  Write a kubeconfig for the simulator to this path
   --token <token>      Admin bearer token to accept (default: a random one)
   --tls                Serve HTTPS with a self-signed development certificate (kubectl needs it)
-  -h, --help           Show this help`;
+  -h, --help           Show this help
+
+Kinds served (resource, apiVersion, kind, scope, verbs):
+${kindsTable()}
+
+Impersonation (--as, --as-group), kubectl auth can-i / whoami, and ValidatingAdmissionPolicies
+work as on a cluster; see docs/kubesim.md.`;
+}
 
 const flagSpec = {
   host: { type: 'string' },
@@ -40,7 +69,10 @@ const flagSchema = z.object({
 export const kubesimCommand: Command = {
   name: 'kubesim',
   summary: 'Run the local Kubernetes API simulator',
-  usage,
+  // Built on demand: listing the served kinds builds kubesim's registry.
+  get usage() {
+    return usage();
+  },
   async run(argv) {
     const flags = parseFlags(argv, flagSpec, flagSchema);
     const log = createLogger({ name: 'kubesim' });

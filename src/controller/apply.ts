@@ -7,32 +7,69 @@ import {
   isConflict,
   isNotFound,
   kinds,
+  retryOnConflict,
   type KubeClient,
   type Service,
 } from '../kube/index.js';
-import type { ClusterState } from './cluster.js';
-import type { ControllerMetrics } from './metrics.js';
 
+/** The part of the Kubernetes API the writer uses: Services, one at a time. */
+export interface ServiceApi {
+  /** The Service, or undefined on 404. */
+  get(namespace: string, name: string, signal?: AbortSignal): Promise<Service | undefined>;
+  create(svc: Service, signal?: AbortSignal): Promise<Service>;
+  /** PUT with `svc.metadata.resourceVersion` as the precondition (409 Conflict when stale). */
+  replace(svc: Service, signal?: AbortSignal): Promise<Service>;
+  /** DELETE with a uid precondition (409 Conflict when the name holds another object); false on 404. */
+  delete(namespace: string, name: string, uid: string | undefined, signal?: AbortSignal): Promise<boolean>;
+}
+
+export function serviceApi(client: KubeClient): ServiceApi {
+  const sig = (signal?: AbortSignal) => (signal ? { signal } : {});
+  return {
+    get: (namespace, name, signal) => client.get(kinds.service, namespace, name, sig(signal)),
+    create: (svc, signal) => client.create(kinds.service, svc, sig(signal)),
+    replace: (svc, signal) => client.replace(kinds.service, svc, sig(signal)),
+    delete: (namespace, name, uid, signal) =>
+      client.deleteIfExists(kinds.service, namespace, name, { ...sig(signal), ...(uid ? { uid } : {}) }),
+  };
+}
+
+/**
+ * What became of one planned write. The writer only reports; the reconciler records.
+ * `deletedFirst`: a recreate deleted the live object before what followed.
+ */
 export type ApplyOutcome =
-  | { key: string; op: PlanAction['op']; result: 'ok'; object: Service | null }
+  | { key: string; action: PlanAction; result: 'created' | 'updated'; object: Service }
+  | { key: string; action: PlanAction; result: 'deleted'; deleted: Service }
   /** The name is held by a Service that is not this install's: never touched. */
-  | { key: string; op: PlanAction['op']; result: 'foreign' }
-  /** Not leader any more at the instant of the write: nothing written. */
-  | { key: string; op: PlanAction['op']; result: 'skipped' }
-  | { key: string; op: PlanAction['op']; result: 'error'; message: string };
+  | { key: string; action: PlanAction; result: 'foreign'; deletedFirst?: Service }
+  /** The object kept changing under us (409s past the retries, or a uid precondition failed). */
+  | { key: string; action: PlanAction; result: 'conflict'; message: string; deletedFirst?: Service }
+  | {
+      key: string;
+      action: PlanAction;
+      result: 'failed';
+      message: string;
+      error: unknown;
+      deletedFirst?: Service;
+    }
+  /** Not the leader at the instant of the write: nothing written. */
+  | { key: string; action: PlanAction; result: 'skipped'; deletedFirst?: Service };
+
+export type WriteOp = 'create' | 'update' | 'delete';
 
 export interface ApplyContext {
-  client: KubeClient;
-  cluster: ClusterState;
+  api: ServiceApi;
   identity: InstallIdentity;
   /** Checked immediately before every write. */
   isLeader: () => boolean;
-  metrics: ControllerMetrics;
-  now: () => number;
+  /** Every request that writes, with its result (`ok`, `conflict`, `already_exists`, …), for metrics. */
+  onWrite?: (op: WriteOp, result: string) => void;
   signal?: AbortSignal;
 }
 
-const MAX_CONFLICT_RETRIES = 3;
+/** A 409 on update: re-read and retry this many times in all before giving up (with backoff). */
+const CONFLICT_ATTEMPTS = 4;
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -45,120 +82,115 @@ function writeResult(err: unknown): string {
   return kind === 'auth' ? 'forbidden' : kind === 'not_found' ? 'not_found' : 'error';
 }
 
+/** Internal: the ladder ended on a foreign holder or without leadership. */
+class Stop extends Error {
+  constructor(readonly result: 'foreign' | 'skipped') {
+    super(result);
+  }
+}
+
 /**
- * Carries out one action. Ownership is checked on the live object before any update or
- * delete; a create that finds the name taken reads the holder and, when it is not ours,
- * records it as foreign instead of overwriting it.
+ * Carries out one planned write and says what became of it. Ownership is checked on the live
+ * object before any update or delete; a create that finds the name taken reads the holder:
+ * ours (a lagging cache) becomes an update, anyone else's is reported `foreign` and left alone.
  */
 export async function applyAction(action: PlanAction, ctx: ApplyContext): Promise<ApplyOutcome> {
-  const { key, op } = action;
-  const sig = ctx.signal ? { signal: ctx.signal } : {};
-  const m = ctx.metrics;
-  const guard = (): boolean => ctx.isLeader();
-
-  const create = async (desired: Service): Promise<ApplyOutcome> => {
-    for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-      if (!guard()) return { key, op, result: 'skipped' };
-      try {
-        const created = await ctx.client.create(kinds.service, desired, sig);
-        m.kubeWrites.inc({ op: 'create', result: 'ok' });
-        ctx.cluster.wrote(key, created, ctx.now());
-        return { key, op, result: 'ok', object: created };
-      } catch (err) {
-        m.kubeWrites.inc({ op: 'create', result: writeResult(err) });
-        if (!isAlreadyExists(err)) throw err;
-      }
-      const live = await ctx.client.get(
-        kinds.service,
-        desired.metadata.namespace,
-        desired.metadata.name,
-        sig,
-      );
-      if (!live) continue; // deleted in between: create again
-      if (!isOwnedBy(live, ctx.identity)) {
-        ctx.cluster.markForeign(key, ctx.now());
-        return { key, op, result: 'foreign' };
-      }
-      return update(desired, live);
-    }
-    return { key, op, result: 'error', message: 'the Service kept changing while it was being created' };
-  };
-
-  const update = async (desired: Service, live: Service): Promise<ApplyOutcome> => {
-    let current: Service | undefined = live;
-    for (let attempt = 0; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-      if (!current) return create(desired);
-      if (!isOwnedBy(current, ctx.identity)) {
-        ctx.cluster.markForeign(key, ctx.now());
-        return { key, op, result: 'foreign' };
-      }
-      if (!guard()) return { key, op, result: 'skipped' };
-      try {
-        const next = writeOwnedFields(desired, current);
-        const updated = await ctx.client.replace(kinds.service, next, sig);
-        m.kubeWrites.inc({ op: 'update', result: 'ok' });
-        ctx.cluster.wrote(key, updated, ctx.now());
-        return { key, op, result: 'ok', object: updated };
-      } catch (err) {
-        m.kubeWrites.inc({ op: 'update', result: writeResult(err) });
-        if (isNotFound(err)) {
-          current = undefined;
-          continue;
-        }
-        if (!isConflict(err)) throw err;
-      }
-      current = await ctx.client.get(kinds.service, live.metadata.namespace, live.metadata.name, sig);
-    }
-    ctx.cluster.forget(key);
-    return { key, op, result: 'error', message: 'update conflicted repeatedly; retrying later' };
-  };
-
-  const remove = async (live: Service): Promise<boolean> => {
-    if (!isOwnedBy(live, ctx.identity)) return false;
-    if (!guard()) return false;
+  const { key } = action;
+  const { api, signal } = ctx;
+  const counted = async <T>(op: WriteOp, write: () => Promise<T>): Promise<T> => {
+    if (!ctx.isLeader()) throw new Stop('skipped');
     try {
-      await ctx.client.deleteIfExists(kinds.service, live.metadata.namespace, live.metadata.name, {
-        ...sig,
-        ...(live.metadata.uid ? { uid: live.metadata.uid } : {}),
-      });
-      m.kubeWrites.inc({ op: 'delete', result: 'ok' });
-      ctx.cluster.wrote(key, null, ctx.now());
-      return true;
+      const out = await write();
+      ctx.onWrite?.(op, 'ok');
+      return out;
     } catch (err) {
-      m.kubeWrites.inc({ op: 'delete', result: writeResult(err) });
-      // A uid precondition failure: the name now holds another object; the next pass decides.
-      if (isConflict(err)) {
-        ctx.cluster.forget(key);
-        return false;
-      }
+      ctx.onWrite?.(op, writeResult(err));
       throw err;
     }
   };
 
+  /** Update with the live resourceVersion; a 409 re-reads; gone in between → create. */
+  const update = (desired: Service, live: Service): Promise<ApplyOutcome> =>
+    retryOnConflict(
+      async (n) => {
+        const current = n === 0 ? live : await api.get(live.metadata.namespace!, live.metadata.name, signal);
+        if (!current) return create(desired);
+        if (!isOwnedBy(current, ctx.identity)) throw new Stop('foreign');
+        try {
+          const object = await counted('update', () =>
+            api.replace(writeOwnedFields(desired, current), signal),
+          );
+          return { key, action, result: 'updated', object };
+        } catch (err) {
+          if (isNotFound(err)) return create(desired);
+          throw err;
+        }
+      },
+      { attempts: CONFLICT_ATTEMPTS },
+    );
+
+  /** Create; AlreadyExists reads the holder (deleted in between: create once more). */
+  const create = async (desired: Service, again = true): Promise<ApplyOutcome> => {
+    try {
+      const object = await counted('create', () => api.create(desired, signal));
+      return { key, action, result: 'created', object };
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    const holder = await api.get(desired.metadata.namespace!, desired.metadata.name, signal);
+    if (!holder) {
+      if (again) return create(desired, false);
+      return {
+        key,
+        action,
+        result: 'conflict',
+        message: 'the Service kept changing while it was being created',
+      };
+    }
+    if (!isOwnedBy(holder, ctx.identity)) throw new Stop('foreign');
+    const out = await update(desired, holder);
+    // Found ours already there: the cache lagged. What we wrote is still a create to the reader.
+    return out.result === 'updated' ? { ...out, result: 'created' } : out;
+  };
+
+  /** Delete with the uid precondition; a 409 means the name holds another object now. */
+  const remove = async (live: Service): Promise<void> => {
+    if (!isOwnedBy(live, ctx.identity)) throw new Stop('foreign');
+    await counted('delete', () =>
+      api.delete(live.metadata.namespace!, live.metadata.name, live.metadata.uid, signal),
+    );
+  };
+
+  let deletedFirst: Service | undefined;
   try {
     switch (action.op) {
       case 'create':
         return await create(action.desired);
       case 'update':
         return await update(action.desired, action.object);
-      case 'recreate': {
-        if (!guard()) return { key, op, result: 'skipped' };
+      case 'recreate':
         await remove(action.live);
+        deletedFirst = action.live;
         return await create(action.desired);
-      }
-      case 'delete': {
-        if (!guard()) return { key, op, result: 'skipped' };
-        const deleted = await remove(action.live);
-        return deleted ? { key, op, result: 'ok', object: null } : { key, op, result: 'skipped' };
-      }
+      case 'delete':
+        await remove(action.live);
+        return { key, action, result: 'deleted', deleted: action.live };
     }
   } catch (err) {
-    ctx.cluster.forget(key);
-    return { key, op, result: 'error', message: message(err) };
+    const first = deletedFirst ? { deletedFirst } : {};
+    if (err instanceof Stop) return { key, action, result: err.result, ...first };
+    if (isConflict(err)) {
+      const what =
+        action.op === 'delete' || (action.op === 'recreate' && !deletedFirst)
+          ? 'the Service was replaced by another object before it could be deleted'
+          : 'the Service kept changing while it was being updated';
+      return { key, action, result: 'conflict', message: what, ...first };
+    }
+    return { key, action, result: 'failed', message: message(err), error: err, ...first };
   }
 }
 
-/** Applies actions with at most `concurrency` in flight; resolves with every outcome. */
+/** Applies actions with at most `concurrency` in flight; resolves with every outcome, in order. */
 export async function applyAll(
   actions: readonly PlanAction[],
   ctx: ApplyContext,

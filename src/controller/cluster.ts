@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { ownershipSelector, type InstallIdentity } from '../binding/identity.js';
-import type { ClusterView, NamespacePhase } from '../binding/types.js';
+import type { NamespacePhase } from '../binding/types.js';
 import {
   collectionPath,
   createCache,
@@ -14,17 +14,52 @@ import {
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 
-/** What a write left behind, until the watch shows the same (or a later) state. */
-interface Pending {
+/** A write of ours the watch has not shown yet (so the pass right after it does not write again). */
+export interface PendingWrite {
+  /** What the write left at the key: the API server's answer, or null after a delete. */
   object: Service | null;
-  resourceVersion: string | undefined;
+  /** For a delete: the resourceVersion of the object deleted. */
+  deletedResourceVersion: string | undefined;
   at: number;
 }
 
-/** Foreign Services learned from AlreadyExists; checked again after `recheckAt`. */
-interface Foreign {
-  recheckAt: number;
-  checks: number;
+/**
+ * What is known about a Service name this install wants and does not hold (a name it holds is
+ * in the cache). Learned by reading the name before the first write that depends on it, and
+ * from a create that found the name taken.
+ */
+export interface NameRecord {
+  /**
+   * `foreign`: a Service not of this install holds it (never touched; checked again with
+   * backoff). `free`: nobody held it at the last read. `unread`: the read failed; planned as free
+   * (a create that finds it taken reads the holder) and read again with backoff.
+   */
+  holder: 'foreign' | 'free' | 'unread';
+  /** The last read (or refused create) that told us. */
+  checkedAt: number;
+  /** A foreign holder was first seen then (kept after it goes, as history). */
+  foreignSince?: number;
+  /** A foreign holder was last seen then. */
+  foreignLastSeen?: number;
+  /** The name was seen free at this time after a foreign holder had been seen. */
+  freedAt?: number;
+}
+
+/**
+ * Everything the reconcile pass reads about the cluster, as one plain value: the caches (with
+ * the writes the watch has not shown yet laid over them), namespace phases, and the names known
+ * to be held by others, with their history.
+ */
+export interface ClusterSnapshot {
+  /** Both caches have listed once. */
+  synced: boolean;
+  /** The resourceVersion the Service cache is current to. */
+  resourceVersion: string;
+  /** This install's Services by `namespace/name`: the cache plus pending writes. */
+  owned: ReadonlyMap<string, Service>;
+  namespaces: ReadonlyMap<string, NamespacePhase>;
+  names: ReadonlyMap<string, NameRecord>;
+  pending: ReadonlyMap<string, PendingWrite>;
 }
 
 const PENDING_TTL_MS = 30_000;
@@ -38,21 +73,22 @@ function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean
 }
 
 /**
- * The controller's view of the cluster: this install's Services (all namespaces, selected by
- * the ownership labels), all Namespaces, foreign Services learned at write time, and the
- * writes the watch has not shown yet (so a second pass right after a write does not write again).
+ * The controller's read model. Two inputs and nothing else: the watches (caches of this
+ * install's Services, selected by the ownership labels, and of all Namespaces) and the
+ * reconciler, the only writer of what it learned (pending writes, names held by others).
  */
 export class ClusterState {
   readonly services: Cache<Service>;
   readonly namespaces: Cache<Namespace>;
-  private readonly pending = new Map<string, Pending>();
-  private readonly foreignKeys = new Map<string, Foreign>();
+  private readonly pending = new Map<string, PendingWrite>();
+  private readonly names = new Map<string, NameRecord>();
 
   constructor(opts: {
     transport: KubeTransport;
     identity: InstallIdentity;
     log: Logger;
     metrics: Registry;
+    /** Called on every cache event (the work queue's `add`). */
     onChange: () => void;
     tuning?: Partial<CacheTuning>;
   }) {
@@ -75,29 +111,12 @@ export class ClusterState {
       path: collectionPath(kinds.namespace),
       schema: kinds.namespace.schema,
     });
-    const seen = (obj: Service): void => {
-      const key = keyOf(obj);
-      const p = this.pending.get(key);
-      if (p && (p.object === null ? false : rvAtLeast(obj.metadata.resourceVersion, p.resourceVersion))) {
-        this.pending.delete(key);
-      }
-      opts.onChange();
-    };
-    this.services.on('add', seen);
-    this.services.on('update', (_old, obj) => seen(obj));
-    this.services.on('delete', (obj) => {
-      const key = keyOf(obj);
-      const p = this.pending.get(key);
-      // Our delete seen, or a deletion newer than our write (someone deleted what we wrote).
-      if (p && (p.object === null || rvAtLeast(obj.metadata.resourceVersion, p.resourceVersion))) {
-        this.pending.delete(key);
-      }
-      opts.onChange();
-    });
-    const nsChanged = (): void => opts.onChange();
-    this.namespaces.on('add', nsChanged);
-    this.namespaces.on('update', nsChanged);
-    this.namespaces.on('delete', nsChanged);
+    const changed = (): void => opts.onChange();
+    for (const cache of [this.services, this.namespaces] as Cache<Service | Namespace>[]) {
+      cache.on('add', changed);
+      cache.on('update', changed);
+      cache.on('delete', changed);
+    }
   }
 
   start(): void {
@@ -117,59 +136,82 @@ export class ClusterState {
     await Promise.all([this.services.waitForSync(signal), this.namespaces.waitForSync(signal)]);
   }
 
-  /** Records a successful write (null: deleted) so the next pass sees it before the watch does. */
-  wrote(key: string, object: Service | null, now: number): void {
-    const [namespace, name] = key.split('/') as [string, string];
-    const cached = this.services.get(namespace, name);
-    // The watch can deliver our write before the HTTP answer arrives; then there is nothing to
-    // bridge, and a pending entry would hide what happens next (a deletion) until it expired.
-    if (object && cached && rvAtLeast(cached.metadata.resourceVersion, object.metadata.resourceVersion))
-      return;
-    if (!object && !cached) return;
-    this.pending.set(key, { object, resourceVersion: object?.metadata.resourceVersion, at: now });
+  /** Why the caches are not synced, one line per cache, from their last error. */
+  unsyncedReasons(): string[] {
+    const out: string[] = [];
+    for (const cache of [this.services, this.namespaces] as Cache<Service | Namespace>[]) {
+      if (cache.synced) continue;
+      const h = cache.health();
+      out.push(h.lastError ? `${cache.name}: ${h.lastError}` : `${cache.name}: not listed yet`);
+    }
+    return out;
   }
 
-  /** Forgets what we believed about a key (after a Conflict or a NotFound: the cache is the truth again). */
-  forget(key: string): void {
+  // ---- written by the reconciler only ----
+
+  /** A successful create or update: the next pass sees `object` until the watch shows it. */
+  recordWrite(key: string, object: Service, now: number): void {
+    this.pending.set(key, { object, deletedResourceVersion: undefined, at: now });
+  }
+
+  /** A successful delete of `deleted` (the live object the delete carried a precondition for). */
+  recordDelete(key: string, deleted: Service | undefined, now: number): void {
+    this.pending.set(key, {
+      object: null,
+      deletedResourceVersion: deleted?.metadata.resourceVersion,
+      at: now,
+    });
+  }
+
+  /** After a Conflict or a failure: the cache is the truth about `key` again. */
+  forgetWrite(key: string): void {
     this.pending.delete(key);
   }
 
-  markForeign(key: string, now: number): void {
-    const f = this.foreignKeys.get(key);
-    const checks = (f?.checks ?? 0) + 1;
-    // Checked again after 2 s, doubling to 5 min: a foreign Service that goes away is noticed
-    // soon, and one that stays costs a GET every few minutes.
-    this.foreignKeys.set(key, { checks, recheckAt: now + Math.min(300_000, 2_000 * 2 ** (checks - 1)) });
+  /**
+   * What a read (or a create refused with AlreadyExists) showed about a name. Returns true when
+   * that changes what a pass would decide (a new name, or another holder).
+   */
+  recordName(key: string, holder: NameRecord['holder'], now: number): boolean {
+    const prev = this.names.get(key);
+    const next: NameRecord = { ...prev, holder, checkedAt: now };
+    if (holder === 'foreign') {
+      next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
+      next.foreignLastSeen = now;
+    } else if (holder === 'free' && prev?.holder === 'foreign') {
+      next.freedAt = now;
+    } else if (holder === 'unread' && prev && prev.holder !== 'unread') {
+      // A failed recheck tells nothing new: what was last seen stands.
+      next.holder = prev.holder;
+    }
+    this.names.set(key, next);
+    return prev?.holder !== next.holder;
   }
 
-  clearForeign(key: string): void {
-    this.foreignKeys.delete(key);
+  /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
+  retainNames(keep: (key: string, record: NameRecord) => boolean): void {
+    for (const [key, record] of this.names) if (!keep(key, record)) this.names.delete(key);
   }
 
-  /** Foreign keys whose recheck is due. */
-  foreignDue(now: number): string[] {
-    return [...this.foreignKeys].filter(([, f]) => f.recheckAt <= now).map(([k]) => k);
+  name(key: string): NameRecord | undefined {
+    return this.names.get(key);
   }
 
-  /** The earliest time a foreign key is due, if any. */
-  nextForeignCheck(): number | undefined {
-    let min: number | undefined;
-    for (const f of this.foreignKeys.values())
-      min = min === undefined ? f.recheckAt : Math.min(min, f.recheckAt);
-    return min;
-  }
+  // ---- read ----
 
-  /** The current view: cache plus writes the watch has not delivered yet. */
-  view(now: number): ClusterView & { ownedByKey: Map<string, Service> } {
-    const ownedByKey = new Map<string, Service>();
-    for (const s of this.services.list()) ownedByKey.set(keyOf(s), s);
+  /** The current state as a plain value; writes the watch has caught up with are dropped here. */
+  snapshot(now: number): ClusterSnapshot {
+    const owned = new Map<string, Service>();
+    for (const s of this.services.list()) owned.set(keyOf(s), s);
+    const watchedTo = this.services.lastSyncResourceVersion;
     for (const [key, p] of this.pending) {
-      if (now - p.at > PENDING_TTL_MS) {
+      const cached = owned.get(key);
+      if (now - p.at > PENDING_TTL_MS || this.caughtUp(p, cached, watchedTo)) {
         this.pending.delete(key);
         continue;
       }
-      if (p.object === null) ownedByKey.delete(key);
-      else ownedByKey.set(key, p.object);
+      if (p.object === null) owned.delete(key);
+      else owned.set(key, p.object);
     }
     const namespaces = new Map<string, NamespacePhase>();
     for (const ns of this.namespaces.list()) {
@@ -177,10 +219,30 @@ export class ClusterState {
       namespaces.set(ns.metadata.name, terminating ? 'Terminating' : 'Active');
     }
     return {
-      owned: [...ownedByKey.values()],
-      ownedByKey,
+      synced: this.synced,
+      resourceVersion: watchedTo,
+      owned,
       namespaces,
-      foreign: new Set(this.foreignKeys.keys()),
+      names: new Map(this.names),
+      pending: new Map(this.pending),
     };
+  }
+
+  /** The watch has shown this write, or something newer at its key. */
+  private caughtUp(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
+    if (p.object === null) {
+      // Our delete seen, or a newer object there (someone created it again).
+      if (!cached) return true;
+      const rv = cached.metadata.resourceVersion;
+      return (
+        p.deletedResourceVersion !== undefined &&
+        rv !== p.deletedResourceVersion &&
+        rvAtLeast(rv, p.deletedResourceVersion)
+      );
+    }
+    const wrote = p.object.metadata.resourceVersion;
+    // Our write seen (or a later one); or the watch is past it and the key is gone (deleted since).
+    if (cached) return rvAtLeast(cached.metadata.resourceVersion, wrote);
+    return rvAtLeast(watchedTo, wrote);
   }
 }

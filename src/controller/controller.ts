@@ -1,7 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { ManagementClient } from '../api/client/index.js';
-import type { KubernetesOperator } from '../api/schemas/operator.js';
 import type { InstallIdentity } from '../binding/identity.js';
 import { compileSelector, type EndpointSelector } from '../binding/selector.js';
 import type { ProjectionConfig } from '../binding/types.js';
@@ -10,19 +9,25 @@ import {
   KubeClient,
   KubeTransport,
   LeaderElector,
+  collectionPath,
+  kinds,
+  listAll,
   type CacheTuning,
   type InvolvedObject,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
+import { parseHostPort } from '../net/host-port.js';
+import { startProbeServer, type ProbeResult, type ProbeServer } from '../net/probe-server.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
-import { parseHostPort } from '../net/host-port.js';
-import { startProbeServer, type ProbeResult, type ProbeServer } from '../net/probe-server.js';
-import { InstallRecordWriter } from './install-record-writer.js';
 import { controllerMetrics } from './metrics.js';
+import { ControllerQueue } from './queue.js';
 import { Reconciler } from './reconciler.js';
-import { register, type RegistrationSpec } from './registration.js';
+import { InstallRecordWriter } from './install-record-writer.js';
+import { Registration, type RegistrationSpec } from './registration.js';
 import { stateCounts, type StatusDocument } from './status.js';
 
 export const VERSION = '0.1.0';
@@ -40,6 +45,8 @@ export interface ControllerOptions {
   /** Poll backoff while notifications are down (tests shorten it). */
   poll?: { baseDelayMs: number; maxDelayMs: number };
   random?: () => number;
+  /** Time, sleeps and randomness (tests); `random` above overrides its randomness. */
+  clock?: Clock;
   /** false: never open the notification stream, learn endpoints by polling only (benchmarks). */
   notifications?: boolean;
 }
@@ -74,10 +81,19 @@ export function compileOrThrow(expression: string): EndpointSelector {
   return r.selector;
 }
 
+/** Changes within this window become one pass. */
+const COALESCE_MS = 10;
+/** Normal Events: a burst of 50, then 10 a second (Warnings are never limited). */
+const NORMAL_EVENT_LIMIT = { burst: 50, perSecond: 10 };
+
 /**
  * Starts the controller: probe server first (unready), then registration (retried through
- * outages), caches, the endpoint feed, leader election and the reconcile loop. Everything
+ * outages), caches, the endpoint feed, leader election and the reconcile workers. Everything
  * runs until `stop()`.
+ *
+ * Wiring without cycles (controller-runtime's builder order): the work queue first; the sources
+ * that add to it (leader election, caches, the feed, which gets the registration handle); the
+ * reconciler last, from all of them.
  */
 export async function startController(opts: ControllerOptions): Promise<Controller> {
   const { config, logger: log } = opts;
@@ -86,75 +102,50 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     release: config.releaseName,
     operatorNamespace: config.operatorNamespace,
   };
+  const base = opts.clock ?? systemClock;
+  const clock: Clock = opts.random
+    ? { now: () => base.now(), sleep: (ms, s) => base.sleep(ms, s), random: opts.random }
+    : base;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'endpoint_binder_process_' });
   const metrics = controllerMetrics(registry);
   const ctl = new AbortController();
   const signal = ctl.signal;
 
-  let operator: KubernetesOperator | undefined;
-  let registrationError: string | undefined;
-  let elector: LeaderElector | undefined;
-  let reconciler: Reconciler | undefined;
-  let feed: EndpointFeed | undefined;
-  let cluster: ClusterState | undefined;
+  const queue = new ControllerQueue(COALESCE_MS, clock);
 
-  const isLeader = (): boolean =>
-    elector ? elector.isLeader() : config.leaderElection.enabled ? false : true;
-  const isReady = (): boolean => {
-    if (!operator || !cluster?.synced) return false;
-    if (!config.bindings.enabled) return true;
-    // Leader: the first complete sync is applied. Follower: it is computed (warm and ready to lead).
-    return reconciler?.caughtUp ?? false;
-  };
-  const statusDoc = (): StatusDocument => {
-    const statuses = reconciler?.statuses ?? [];
-    return {
-      operator: operator ? { id: operator.id, ingress: operator.binding.ingress_endpoint } : null,
-      install: { release: identity.release, operatorNamespace: identity.operatorNamespace },
-      selector: config.bindings.endpointSelector,
-      bindingsEnabled: config.bindings.enabled,
-      leader: isLeader(),
-      ready: isReady(),
-      notificationsLive: feed?.live ?? false,
-      lastFullSync: feed?.lastFullSync !== undefined ? new Date(feed.lastFullSync).toISOString() : null,
-      counts: stateCounts(statuses),
-      endpoints: statuses.map((s) => ({ ...s })),
-    };
-  };
-
-  const readiness = (): ProbeResult => {
-    const reasons: string[] = [];
-    if (!operator)
-      reasons.push(
-        registrationError
-          ? `not registered with the management API: ${registrationError}`
-          : 'not registered with the management API yet',
-      );
-    if (!(cluster?.synced ?? false)) reasons.push('caches of Services and Namespaces not synced yet');
-    if (config.bindings.enabled && !(reconciler?.caughtUp ?? false))
-      reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
-    return {
-      ok: isReady(),
-      reasons,
-      detail: {
-        registered: operator !== undefined,
-        ...(registrationError ? { registrationError } : {}),
-        cachesSynced: cluster?.synced ?? false,
-        leader: isLeader(),
-        caughtUp: reconciler?.caughtUp ?? false,
-      },
-    };
-  };
-  const listenAt = parseHostPort(config.http.listen, { allowZero: true, allowEmptyHost: true });
-  const probe: ProbeServer = await startProbeServer({
-    host: listenAt.host || '0.0.0.0',
-    port: listenAt.port,
-    registry,
-    ready: readiness,
-    json: { '/status': statusDoc },
+  const transport = new KubeTransport(opts.kubeConfig);
+  const kube = new KubeClient(transport);
+  const recorder = new EventRecorder({
+    transport,
+    logger: log.child({ component: 'events' }),
+    metrics: registry,
+    normalRateLimit: NORMAL_EVENT_LIMIT,
+    ...(opts.pod ? { instance: opts.pod.name } : {}),
   });
-  log.info({ url: probe.url }, 'controller http server listening');
+  const podRef: InvolvedObject | undefined = opts.pod
+    ? { kind: 'Pod', apiVersion: 'v1', name: opts.pod.name, namespace: opts.pod.namespace }
+    : undefined;
+
+  const elector = config.leaderElection.enabled
+    ? new LeaderElector({
+        transport,
+        namespace: config.operatorNamespace,
+        name: `${config.releaseName}-controller`,
+        ...(opts.identity ? { identity: opts.identity } : {}),
+        logger: log.child({ component: 'leader' }),
+        metrics: registry,
+        leaseDurationMs: config.leaderElection.leaseDurationSeconds * 1000,
+        renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
+        retryPeriodMs: config.leaderElection.retryPeriodSeconds * 1000,
+        onStartedLeading: () => {
+          log.info({}, 'leading: this replica now writes');
+          queue.requestPass();
+        },
+        onStoppedLeading: () => log.warn({}, 'stopped leading: this replica writes nothing'),
+      })
+    : undefined;
+  const isLeader = (): boolean => (elector ? elector.isLeader() : true);
 
   const client = new ManagementClient({
     baseUrl: config.api.baseUrl,
@@ -172,113 +163,153 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     bindingsEnabled: config.bindings.enabled,
     endpointSelector: config.bindings.endpointSelector,
   };
-
-  const transport = new KubeTransport(opts.kubeConfig);
-  const kube = new KubeClient(transport);
-  const recorder = new EventRecorder({
-    transport,
-    logger: log.child({ component: 'events' }),
-    metrics: registry,
-    ...(opts.pod ? { instance: opts.pod.name } : {}),
-  });
   // The forwarders take the ingress address only from this record (never from a Service).
-  const installRecord = new InstallRecordWriter({ kube, identity, log, signal });
-  const publishRecord = (op: KubernetesOperator): void =>
-    installRecord.publish({ ingressAddress: op.binding.ingress_endpoint ?? undefined, operatorId: op.id });
-  const podRef: InvolvedObject | undefined = opts.pod
-    ? { kind: 'Pod', apiVersion: 'v1', name: opts.pod.name, namespace: opts.pod.namespace }
-    : undefined;
+  const installRecord = new InstallRecordWriter({ kube, identity, log, signal, clock });
+  const registration = new Registration({
+    client,
+    spec,
+    log,
+    isLeader,
+    signal,
+    clock,
+    onRetry: () => metrics.apiCalls.inc({ call: 'register', result: 'error' }),
+    onRegistered: (operator) => {
+      metrics.apiCalls.inc({ call: 'register', result: 'ok' });
+      metrics.registered.set(1);
+      // The install record (the ConfigMap the forwarders read the ingress address from) is
+      // published here, after the first registration and after every re-registration.
+      installRecord.publish({
+        ingressAddress: operator.binding.ingress_endpoint ?? undefined,
+        operatorId: operator.id,
+      });
+      queue.requestPass();
+    },
+  });
+
+  const cluster = new ClusterState({
+    transport,
+    identity,
+    log: log.child({ component: 'cache' }),
+    metrics: registry,
+    onChange: () => queue.requestPass(),
+    ...(opts.cacheTuning ? { tuning: opts.cacheTuning } : {}),
+  });
+  const feed = new EndpointFeed({
+    client,
+    registration,
+    log: log.child({ component: 'feed' }),
+    metrics,
+    resyncIntervalMs: config.resyncIntervalSeconds * 1000,
+    onChange: () => queue.requestPass(),
+    clock,
+    ...(opts.poll ? { poll: opts.poll } : {}),
+    ...(opts.notifications === false ? { notifications: false } : {}),
+  });
+
+  let resolveCaughtUp: () => void = () => undefined;
+  const caughtUp = new Promise<void>((r) => (resolveCaughtUp = r));
+  const projection = (): ProjectionConfig => ({
+    identity,
+    clusterDomain: config.bindings.clusterDomain,
+    portRange: config.bindings.portRange,
+    serviceLabels: config.bindings.serviceLabels,
+    serviceAnnotations: config.bindings.serviceAnnotations,
+  });
+  const reconciler = new Reconciler({
+    feed,
+    cluster,
+    queue,
+    api: serviceApi(kube),
+    listServices: async (namespace, sig) =>
+      (
+        await listAll({
+          transport,
+          path: collectionPath(kinds.service, namespace),
+          schema: kinds.service.schema,
+          signal: sig,
+        })
+      ).items,
+    selector,
+    config: projection,
+    isLeader,
+    writeConcurrency: config.writeConcurrency,
+    log: log.child({ component: 'reconciler' }),
+    metrics,
+    recorder,
+    clock,
+    ...(podRef ? { podRef } : {}),
+    onCaughtUp: () => resolveCaughtUp(),
+  });
+
+  const isReady = (): boolean => {
+    if (!registration.operator || !cluster.synced) return false;
+    if (!config.bindings.enabled) return true;
+    // Leader: the first complete sync is applied. Follower: it is computed (warm and ready to lead).
+    return reconciler.caughtUp;
+  };
+  const statusDoc = (): StatusDocument => {
+    const statuses = reconciler.statuses;
+    const operator = registration.operator;
+    const lastFullSync = feed.lastFullSync;
+    return {
+      operator: operator ? { id: operator.id, ingress: operator.binding.ingress_endpoint } : null,
+      install: { release: identity.release, operatorNamespace: identity.operatorNamespace },
+      selector: config.bindings.endpointSelector,
+      bindingsEnabled: config.bindings.enabled,
+      leader: isLeader(),
+      ready: isReady(),
+      notificationsLive: feed.live,
+      lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
+      counts: stateCounts(statuses),
+      endpoints: statuses.map((s) => ({ ...s })),
+    };
+  };
+  const readiness = (): ProbeResult => {
+    const reasons: string[] = [];
+    if (!registration.operator) {
+      const error = registration.error;
+      reasons.push(
+        error
+          ? `not registered with the management API: ${error}`
+          : 'not registered with the management API yet',
+      );
+    }
+    if (!cluster.synced) {
+      reasons.push(
+        `caches of Services and Namespaces not synced yet (${cluster.unsyncedReasons().join('; ')})`,
+      );
+    }
+    if (config.bindings.enabled && !reconciler.caughtUp)
+      reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
+    const error = registration.error;
+    return {
+      ok: isReady(),
+      reasons,
+      detail: {
+        registered: registration.operator !== undefined,
+        ...(error ? { registrationError: error } : {}),
+        cachesSynced: cluster.synced,
+        leader: isLeader(),
+        caughtUp: reconciler.caughtUp,
+      },
+    };
+  };
+  const listenAt = parseHostPort(config.http.listen, { allowZero: true, allowEmptyHost: true });
+  const probe: ProbeServer = await startProbeServer({
+    host: listenAt.host || '0.0.0.0',
+    port: listenAt.port,
+    registry,
+    ready: readiness,
+    json: { '/status': statusDoc },
+  });
+  log.info({ url: probe.url }, 'controller http server listening');
 
   let resolveDone: (e: Error | undefined) => void = () => undefined;
   const done = new Promise<Error | undefined>((r) => (resolveDone = r));
   const tasks: Promise<unknown>[] = [];
-  const caughtUpWaiters = new Set<() => void>();
 
   const main = async (): Promise<void> => {
-    operator = await register(client, spec, log, signal, (e) => {
-      registrationError = e;
-      metrics.apiCalls.inc({ call: 'register', result: 'error' });
-    });
-    metrics.apiCalls.inc({ call: 'register', result: 'ok' });
-    registrationError = undefined;
-    metrics.registered.set(1);
-    publishRecord(operator);
-    // Only the leader registers again: a stood-down replica (an uninstall holds the lease) must
-    // not undo a deregistration while Helm removes it.
-    const reRegister = async (): Promise<void> => {
-      if (!isLeader()) {
-        log.warn({ operatorId: operator?.id }, 'operator registration gone; the leader registers again');
-        return;
-      }
-      log.warn({ operatorId: operator?.id }, 'operator registration gone; registering again');
-      operator = await register(client, spec, log, signal);
-      publishRecord(operator);
-    };
-
-    const projection = (): ProjectionConfig => ({
-      identity,
-      clusterDomain: config.bindings.clusterDomain,
-      portRange: config.bindings.portRange,
-      serviceLabels: config.bindings.serviceLabels,
-      serviceAnnotations: config.bindings.serviceAnnotations,
-    });
-    const trigger = (): void => reconciler?.trigger();
-    cluster = new ClusterState({
-      transport,
-      identity,
-      log: log.child({ component: 'cache' }),
-      metrics: registry,
-      onChange: trigger,
-      ...(opts.cacheTuning ? { tuning: opts.cacheTuning } : {}),
-    });
-    feed = new EndpointFeed({
-      client,
-      operatorId: () => operator!.id,
-      log: log.child({ component: 'feed' }),
-      metrics,
-      resyncIntervalMs: config.resyncIntervalSeconds * 1000,
-      onChange: trigger,
-      onRegistrationLost: reRegister,
-      ...(opts.poll ? { poll: opts.poll } : {}),
-      ...(opts.notifications === false ? { notifications: false } : {}),
-    });
-    reconciler = new Reconciler({
-      feed,
-      cluster,
-      client: kube,
-      selector,
-      config: projection,
-      isLeader,
-      writeConcurrency: config.writeConcurrency,
-      log: log.child({ component: 'reconciler' }),
-      metrics,
-      recorder,
-      ...(podRef ? { podRef } : {}),
-      ...(opts.random ? { random: opts.random } : {}),
-      onCaughtUp: () => {
-        for (const w of caughtUpWaiters) w();
-        caughtUpWaiters.clear();
-      },
-    });
-    if (config.leaderElection.enabled) {
-      elector = new LeaderElector({
-        transport,
-        namespace: config.operatorNamespace,
-        name: `${config.releaseName}-controller`,
-        ...(opts.identity ? { identity: opts.identity } : {}),
-        logger: log.child({ component: 'leader' }),
-        metrics: registry,
-        leaseDurationMs: config.leaderElection.leaseDurationSeconds * 1000,
-        renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
-        retryPeriodMs: config.leaderElection.retryPeriodSeconds * 1000,
-        onStartedLeading: () => {
-          log.info({}, 'leading: this replica now writes');
-          reconciler?.trigger();
-        },
-        onStoppedLeading: () => log.warn({}, 'stopped leading: this replica writes nothing'),
-      });
-    }
-
+    await registration.register();
     cluster.start();
     if (!config.bindings.enabled) {
       log.info({}, 'bindings disabled: registered without the bindings feature; projecting nothing');
@@ -286,12 +317,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
     tasks.push(feed.run(signal));
     tasks.push(reconciler.run(signal));
-    const el = elector;
-    if (el) {
+    if (elector) {
       tasks.push(
         (async () => {
           while (!signal.aborted) {
-            const outcome = await el.run(signal);
+            const outcome = await elector.run(signal);
             if (outcome !== 'lost') return;
             log.warn({}, 'leadership lost; campaigning again');
           }
@@ -305,7 +335,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     if (signal.aborted) return;
     const e = err instanceof Error ? err : new Error(String(err));
     log.error({ error: e.message }, 'controller stopped');
-    registrationError = e.message;
     resolveDone(e);
   });
 
@@ -315,27 +344,29 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     status: statusDoc,
     isLeader,
     isReady,
-    passCount: () => reconciler?.passCount ?? 0,
+    passCount: () => reconciler.passCount,
     caughtUp(waitSignal?: AbortSignal) {
-      if (reconciler?.caughtUp) return Promise.resolve();
+      if (reconciler.caughtUp) return Promise.resolve();
+      if (!waitSignal) return caughtUp;
       return new Promise<void>((resolve, reject) => {
-        const w = (): void => resolve();
-        caughtUpWaiters.add(w);
-        waitSignal?.addEventListener('abort', () => {
-          caughtUpWaiters.delete(w);
-          reject(new Error('aborted'));
+        const onAbort = (): void => reject(new Error('aborted'));
+        waitSignal.addEventListener('abort', onAbort, { once: true });
+        void caughtUp.then(() => {
+          waitSignal.removeEventListener('abort', onAbort);
+          resolve();
         });
       });
     },
     done,
-    resyncNow: () => (feed ? feed.relist('requested', signal) : Promise.resolve(false)),
+    resyncNow: () => (registration.operator ? feed.relist('requested', signal) : Promise.resolve(false)),
     stop() {
       stopping ??= (async () => {
         ctl.abort();
+        queue.shutDown();
         await started;
         await Promise.allSettled(tasks);
         await elector?.release().catch(() => undefined);
-        await cluster?.stop();
+        await cluster.stop();
         await recorder.stop(2_000);
         await client.close();
         await probe.close();

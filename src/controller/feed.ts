@@ -1,30 +1,53 @@
 import type { ManagementClient } from '../api/client/index.js';
 import { ApiError } from '../api/client/index.js';
-import { reconnectDelayMs } from '../api/client/sse/watch.js';
 import type { Endpoint } from '../api/schemas/endpoint.js';
 import type { OperatorEvent } from '../api/schemas/operator.js';
 import type { EndpointRecord } from '../binding/types.js';
-import { sleep } from '../time/clock.js';
+import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { systemClock, type Clock } from '../time/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { ControllerMetrics } from './metrics.js';
+import type { RegistrationHandle } from './registration.js';
 
 export interface FeedOptions {
   client: ManagementClient;
-  operatorId: () => string;
+  /** Whose endpoints to list and watch; told when the API says the record is gone. */
+  registration: RegistrationHandle;
   log: Logger;
   metrics: ControllerMetrics;
   /** A periodic full relist, besides the ones `resync` asks for. */
   resyncIntervalMs: number;
-  /** Called after every change to the endpoint set (coalesce on the other side). */
+  /** Called after every change to the endpoint set (the work queue's `add`; it coalesces). */
   onChange: () => void;
-  /** The stream answered 404: the registration is gone; the callback re-registers. */
-  onRegistrationLost: () => Promise<void>;
   /** Poll backoff while the stream is down; defaults 1 s doubling to 60 s. */
   poll?: { baseDelayMs: number; maxDelayMs: number };
-  now?: () => number;
+  clock?: Clock;
   /** false: no notification stream; the account is polled at the poll interval (benchmarks). */
   notifications?: boolean;
 }
+
+/**
+ * The endpoint set as one plain value: what the pass projects, and what the next passes need to
+ * judge it (a complete listing or not, when, under which registration).
+ */
+export interface FeedSnapshot {
+  endpoints: readonly EndpointRecord[];
+  /** A complete listing has been applied: from then on, absence means deletion. */
+  complete: boolean;
+  /** When the last complete listing finished (ms since the epoch). */
+  lastFullSyncAt: number | undefined;
+  /** The registration the endpoints were learned under (its operator id, and which one it is). */
+  registration: { operatorId: string | undefined; generation: number };
+  takenAt: number;
+}
+
+/** Reconnects of the notification stream: 1 s doubling to 60 s, jittered. */
+const STREAM_BACKOFF: BackoffOptions = {
+  initialMs: 1_000,
+  maxMs: 60_000,
+  jitter: 0.5,
+  resetAfterMs: 300_000,
+};
 
 export function toRecord(ep: Endpoint): EndpointRecord {
   return {
@@ -55,16 +78,37 @@ export class EndpointFeed {
   /** Changes seen while a listing runs; re-applied over its result, so nothing newer is lost. */
   private duringList: OperatorEvent[] | undefined;
   private listing: Promise<boolean> | undefined;
-  private wake: (() => void) | undefined;
-  private readonly now: () => number;
+  /** Aborted to cut the timer loop's wait short (the stream dropped: start polling now). */
+  private wake: AbortController | undefined;
+  private readonly clock: Clock;
 
   constructor(private readonly opts: FeedOptions) {
-    this.now = opts.now ?? Date.now;
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  private now(): number {
+    return this.clock.now();
   }
 
   /** Every endpoint held, in no particular order. */
   endpoints(): EndpointRecord[] {
     return [...this.held.values()].map((h) => h.record);
+  }
+
+  snapshot(): FeedSnapshot {
+    let operatorId: string | undefined;
+    try {
+      operatorId = this.opts.registration.operatorId();
+    } catch {
+      operatorId = undefined;
+    }
+    return {
+      endpoints: this.endpoints(),
+      complete: this.completeListing,
+      lastFullSyncAt: this.lastFullSyncAt,
+      registration: { operatorId, generation: this.opts.registration.generation },
+      takenAt: this.now(),
+    };
   }
 
   get size(): number {
@@ -107,9 +151,12 @@ export class EndpointFeed {
     this.duringList = [];
     const listed = new Map<string, Held>();
     try {
-      for await (const ep of this.opts.client.kubernetesOperators.boundEndpoints(this.opts.operatorId(), {
-        ...(signal ? { signal } : {}),
-      })) {
+      for await (const ep of this.opts.client.kubernetesOperators.boundEndpoints(
+        this.opts.registration.operatorId(),
+        {
+          ...(signal ? { signal } : {}),
+        },
+      )) {
         listed.set(ep.id, { record: toRecord(ep), updatedAt: ep.updated_at });
       }
     } catch (err) {
@@ -121,7 +168,7 @@ export class EndpointFeed {
           'endpoint listing failed; nothing removed',
         );
       }
-      if (err instanceof ApiError && err.status === 404) await this.opts.onRegistrationLost();
+      if (err instanceof ApiError && err.status === 404) await this.opts.registration.lost();
       return false;
     }
     this.opts.metrics.apiCalls.inc({ call: 'list_bound_endpoints', result: 'ok' });
@@ -198,10 +245,10 @@ export class EndpointFeed {
   }
 
   private async streamLoop(signal: AbortSignal): Promise<void> {
-    let attempt = 0;
+    const backoff = new Backoff(STREAM_BACKOFF);
     while (!signal.aborted) {
       try {
-        const events = this.opts.client.kubernetesOperators.watchEvents(this.opts.operatorId(), {
+        const events = this.opts.client.kubernetesOperators.watchEvents(this.opts.registration.operatorId(), {
           signal,
           onReconnect: ({ error }) => {
             this.opts.metrics.apiCalls.inc({ call: 'watch_events', result: 'error' });
@@ -212,25 +259,25 @@ export class EndpointFeed {
               );
             }
             this.streamLive = false;
-            this.wake?.();
+            this.wake?.abort();
           },
         });
         for await (const ev of events) {
-          attempt = 0;
+          backoff.reset();
           this.onEvent(ev, signal);
         }
       } catch (err) {
         if (signal.aborted) return;
         this.opts.metrics.apiCalls.inc({ call: 'watch_events', result: 'error' });
         this.streamLive = false;
-        this.wake?.();
-        attempt++;
+        this.wake?.abort();
+        const delayMs = backoff.next(this.now(), this.clock.random());
         this.opts.log.warn(
-          { error: err instanceof Error ? err.message : String(err), attempt },
+          { error: err instanceof Error ? err.message : String(err), attempt: backoff.attempt, delayMs },
           'endpoint notification stream refused',
         );
-        if (err instanceof ApiError && err.status === 404) await this.opts.onRegistrationLost();
-        await sleep(reconnectDelayMs({ baseDelayMs: 1_000, maxDelayMs: 60_000 }, attempt), signal);
+        if (err instanceof ApiError && err.status === 404) await this.opts.registration.lost();
+        await this.clock.sleep(delayMs, signal);
       }
     }
   }
@@ -238,25 +285,23 @@ export class EndpointFeed {
   /** Periodic resync while the stream is live; backoff polling while it is not. */
   private async timerLoop(signal: AbortSignal): Promise<void> {
     const poll = this.opts.poll ?? { baseDelayMs: 1_000, maxDelayMs: 60_000 };
-    let failures = 0;
+    const backoff = new Backoff({
+      initialMs: poll.baseDelayMs,
+      maxMs: poll.maxDelayMs,
+      jitter: 0.5,
+      resetAfterMs: Number.MAX_SAFE_INTEGER,
+    });
     while (!signal.aborted) {
-      const delay = this.streamLive
-        ? this.opts.resyncIntervalMs
-        : reconnectDelayMs(poll, Math.max(1, failures + 1));
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, delay);
-        function done(): void {
-          clearTimeout(t);
-          signal.removeEventListener('abort', done);
-          resolve();
-        }
-        this.wake = this.streamLive ? done : undefined;
-        signal.addEventListener('abort', done, { once: true });
-      });
+      const live = this.streamLive;
+      const delay = live ? this.opts.resyncIntervalMs : backoff.next(this.now(), this.clock.random());
+      // While live, a dropped stream cuts the wait short: polling starts at once.
+      const wake = live ? new AbortController() : undefined;
+      this.wake = wake;
+      await this.clock.sleep(delay, wake ? AbortSignal.any([signal, wake.signal]) : signal);
       this.wake = undefined;
       if (signal.aborted) return;
       const ok = await this.relist(this.streamLive ? 'periodic' : 'poll', signal);
-      failures = ok ? 0 : failures + 1;
+      if (ok) backoff.reset();
     }
   }
 }

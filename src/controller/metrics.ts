@@ -9,6 +9,7 @@ export interface ControllerMetrics {
   applyDuration: Histogram;
   apiCalls: Counter<'call' | 'result'>;
   kubeWrites: Counter<'op' | 'result'>;
+  kubeReads: Counter<'op' | 'result'>;
   notifications: Counter<'type'>;
   notificationLag: Histogram;
   lastFullSync: Gauge;
@@ -58,6 +59,12 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
     kubeWrites: new Counter({
       name: 'endpoint_binder_kube_writes_total',
       help: 'Kubernetes Service writes by operation (create, update, delete) and result (ok, conflict, already_exists, forbidden, error).',
+      labelNames: ['op', 'result'],
+      registers,
+    }),
+    kubeReads: new Counter({
+      name: 'endpoint_binder_kube_reads_total',
+      help: 'Reads of Service names the projection needs before it plans (get: one name, list: a namespace), by result (ok, error).',
       labelNames: ['op', 'result'],
       registers,
     }),

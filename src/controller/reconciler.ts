@@ -1,43 +1,70 @@
-import {
-  ENDPOINT_ID_ANNOTATION,
-  ENDPOINT_IDS_ANNOTATION,
-  ROLE_ALIAS,
-  ROLE_INTERNAL,
-  ROLE_LABEL,
-} from '../binding/identity.js';
+import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
 import { project } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
+import { servedEndpointIds } from '../binding/service-format.js';
 import type {
-  EndpointRecord,
+  DesiredState,
   EndpointStatus,
   PlanAction,
   ProjectionConfig,
   ProjectionState,
 } from '../binding/types.js';
 import { PROJECTION_STATES } from '../binding/types.js';
-import {
-  kinds,
-  objectRef,
-  type EventRecorder,
-  type InvolvedObject,
-  type KubeClient,
-  type Service,
-} from '../kube/index.js';
-import { isOwnedBy } from '../binding/identity.js';
+import { objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
-import { applyAll, type ApplyOutcome } from './apply.js';
-import type { ClusterState } from './cluster.js';
-import type { EndpointFeed } from './feed.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
+import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
+import type { FeedSnapshot } from './feed.js';
 import type { ControllerMetrics } from './metrics.js';
-import { TokenBucket } from './token-bucket.js';
+import {
+  PASS,
+  parseItem,
+  readItem,
+  retryItem,
+  scanItem,
+  type ControllerQueue,
+  type WorkItem,
+} from './queue.js';
+import {
+  recordOf,
+  stateChanges,
+  withWriteErrors,
+  writeEvent,
+  writeVerb,
+  type EventDecision,
+} from './reporting.js';
+
+/** A Service whose last write failed: its endpoints show `error` until a write succeeds. */
+export interface WriteFailure {
+  message: string;
+  /** Waiting out its backoff: the pass leaves its write for later. */
+  resting: boolean;
+}
+
+/**
+ * Everything one pass reads, as one plain value, taken before the pure step: the endpoint set,
+ * the cluster (caches, pending writes, names held by others), failed writes, and leadership.
+ */
+export interface PassSnapshot {
+  takenAt: number;
+  feed: FeedSnapshot;
+  cluster: ClusterSnapshot;
+  failures: ReadonlyMap<string, WriteFailure>;
+  leader: boolean;
+}
 
 export interface ReconcilerOptions {
-  feed: EndpointFeed;
+  feed: { snapshot(): FeedSnapshot };
   cluster: ClusterState;
-  client: KubeClient;
+  queue: ControllerQueue;
+  /** Writes, and reads of single names. */
+  api: ServiceApi;
+  /** Every Service of a namespace (reading many names at once). */
+  listServices: (namespace: string, signal: AbortSignal) => Promise<Service[]>;
   selector: EndpointSelector;
-  /** The projection settings; `ingressAddress` is read on every pass (it follows the registration). */
+  /** The projection settings; read on every pass. */
   config: () => ProjectionConfig;
   isLeader: () => boolean;
   writeConcurrency: number;
@@ -46,72 +73,85 @@ export interface ReconcilerOptions {
   recorder?: EventRecorder;
   /** Where events about endpoints without a Service of their own go (the controller's Pod). */
   podRef?: InvolvedObject;
-  random?: () => number;
-  now?: () => number;
-  /** Passes run at most this often when changes keep coming; 10 ms. */
-  coalesceMs?: number;
+  clock?: Clock;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
 }
 
-interface Backoff {
-  until: number;
-  failures: number;
-  message: string;
+/** More unknown names than this in one namespace are read with one list instead of one GET each. */
+const SCAN_THRESHOLD = 8;
+
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
-const EVENT_REASON: Partial<Record<ProjectionState, string>> = {
-  'namespace-missing': 'NamespaceMissing',
-  'name-conflict': 'NameConflict',
-  'port-conflict': 'PortConflict',
-  'invalid-url': 'InvalidURL',
-  'ports-exhausted': 'PortsExhausted',
-  error: 'WriteFailed',
-};
+/**
+ * The names the projection asks about (`cluster.foreign.has(key)`), answered from what is
+ * known, and remembered: those nobody has read yet are read before the pass writes anything.
+ */
+class NameLookup implements ReadonlySet<string> {
+  readonly asked = new Set<string>();
+  private readonly foreign: Set<string>;
 
-/** The endpoints a Service serves, from the annotations the projection wrote. */
-function endpointIdsOf(svc: Service): string[] {
-  const a = svc.metadata.annotations ?? {};
-  const one = a[ENDPOINT_ID_ANNOTATION];
-  if (one) return [one];
-  try {
-    const many: unknown = JSON.parse(a[ENDPOINT_IDS_ANNOTATION] ?? '[]');
-    return Array.isArray(many) ? many.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
+  constructor(private readonly names: ReadonlyMap<string, NameRecord>) {
+    this.foreign = new Set([...names].filter(([, r]) => r.holder === 'foreign').map(([k]) => k));
+  }
+
+  has(key: string): boolean {
+    this.asked.add(key);
+    return this.foreign.has(key);
+  }
+
+  /** Asked, not held by this install, never read. */
+  unknown(owned: ReadonlyMap<string, Service>): string[] {
+    return [...this.asked].filter((k) => !owned.has(k) && !this.names.has(k));
+  }
+
+  get size(): number {
+    return this.foreign.size;
+  }
+  forEach(cb: (value: string, key: string, set: ReadonlySet<string>) => void): void {
+    for (const k of this.foreign) cb(k, k, this);
+  }
+  entries(): SetIterator<[string, string]> {
+    return this.foreign.entries();
+  }
+  keys(): SetIterator<string> {
+    return this.foreign.keys();
+  }
+  values(): SetIterator<string> {
+    return this.foreign.values();
+  }
+  [Symbol.iterator](): SetIterator<string> {
+    return this.foreign.values();
   }
 }
 
 /**
- * One loop that turns "something changed" into passes: read the world (feed + cluster caches),
- * project and plan (pure), apply what differs (leader only), then record statuses, metrics and
- * events. Passes never overlap; changes during a pass cause another one.
+ * The reconcile pass, as external-dns's `RunOnce`: read (one snapshot) → `project()` → `plan()`
+ * → apply (leader only) → record outcomes → report. It runs on the work queue's workers, which
+ * also read the names the pass needs before it writes; it never sleeps or computes a delay (the
+ * queue's rate limiter does), and it is the only writer of what the read model learns.
  */
 export class Reconciler {
-  private dirty = true;
-  private wake: (() => void) | undefined;
-  private readonly backoff = new Map<string, Backoff>();
-  private readonly lastApplied = new Map<string, string>();
-  private readonly prevState = new Map<string, ProjectionState>();
+  private readonly clock: Clock;
+  private readonly failures = new Map<string, WriteFailure>();
+  /** What this process last wrote at each key (to tell `Repaired` from `Updated`). */
+  private readonly lastWritten = new Map<string, Service>();
+  private previousStates = new Map<string, ProjectionState>();
   private portHints = new Map<string, number>();
+  /** Names the last pass asked about; reads of other names are dropped. */
+  private wanted = new Set<string>();
+  /** Names read for the first time: no pass runs until they are known. */
+  private readonly blockingReads = new Set<string>();
+  private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
   private passes = 0;
-  /** Normal write Events: a burst of 50, then 10 a second (Warnings are never limited). */
-  private readonly normalEvents = new TokenBucket(50, 10);
-  private suppressedEvents = 0;
   private appliedComplete = false;
-  private readonly now: () => number;
-  private readonly random: () => number;
 
   constructor(private readonly o: ReconcilerOptions) {
-    this.now = o.now ?? Date.now;
-    this.random = o.random ?? Math.random;
-  }
-
-  /** Marks the world changed; a pass follows soon. */
-  trigger(): void {
-    this.dirty = true;
-    this.wake?.();
+    this.clock = o.clock ?? systemClock;
   }
 
   get statuses(): readonly EndpointStatus[] {
@@ -127,242 +167,363 @@ export class Reconciler {
     return this.passes;
   }
 
-  async run(signal: AbortSignal): Promise<void> {
-    const coalesce = this.o.coalesceMs ?? 10;
-    while (!signal.aborted) {
-      if (!this.dirty) await this.sleepUntilNeeded(signal);
-      if (signal.aborted) return;
-      await new Promise((r) => setTimeout(r, coalesce));
-      this.dirty = false;
-      try {
-        await this.pass(signal);
-      } catch (err) {
-        this.o.log.error({ error: err instanceof Error ? err.stack : String(err) }, 'reconcile pass failed');
-        this.dirty = true;
-        await new Promise((r) => setTimeout(r, 1_000));
+  /** Runs `workers` queue workers until `signal` aborts (which shuts the queue down). */
+  async run(signal: AbortSignal, workers = this.o.writeConcurrency + 1): Promise<void> {
+    const { queue } = this.o;
+    if (signal.aborted) return;
+    signal.addEventListener('abort', () => queue.shutDown(), { once: true });
+    const worker = async (): Promise<void> => {
+      for (let item = await queue.get(); item !== undefined; item = await queue.get()) {
+        try {
+          await this.process(item, signal);
+        } finally {
+          queue.done(item);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(2, workers) }, worker));
+  }
+
+  private async process(item: WorkItem, signal: AbortSignal): Promise<void> {
+    const it = parseItem(item);
+    switch (it.kind) {
+      case 'pass':
+        try {
+          await this.pass(signal);
+          this.o.queue.forget(PASS);
+        } catch (err) {
+          if (signal.aborted) return;
+          const retryInMs = this.o.queue.addRateLimited(PASS);
+          this.o.log.error(
+            { error: err instanceof Error ? err.stack : String(err), retryInMs },
+            'reconcile pass failed',
+          );
+        }
+        return;
+      case 'read':
+        return this.readName(it.key, signal);
+      case 'scan':
+        return this.scanNamespace(it.namespace, signal);
+      case 'retry': {
+        const f = this.failures.get(it.key);
+        if (f) {
+          f.resting = false;
+          this.o.queue.requestPass();
+        }
+        return;
       }
     }
   }
 
-  private sleepUntilNeeded(signal: AbortSignal): Promise<void> {
-    const now = this.now();
-    let due: number | undefined = this.o.cluster.nextForeignCheck();
-    for (const b of this.backoff.values()) due = due === undefined ? b.until : Math.min(due, b.until);
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        if (timer) clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.wake = undefined;
-        resolve();
-      };
-      const timer =
-        due === undefined
-          ? undefined
-          : setTimeout(
-              () => {
-                this.dirty = true;
-                done();
-              },
-              Math.max(0, due - now),
-            );
-      this.wake = done;
-      signal.addEventListener('abort', done, { once: true });
-    });
-  }
+  // ---- read ----
 
-  /** Asks again about foreign Services whose recheck is due: gone or now ours clears the mark. */
-  private async recheckForeign(signal: AbortSignal): Promise<void> {
-    for (const key of this.o.cluster.foreignDue(this.now())) {
-      const [ns, name] = key.split('/') as [string, string];
-      try {
-        const live = await this.o.client.get(kinds.service, ns, name, { signal });
-        const identity = this.o.config().identity;
-        if (!live || isOwnedBy(live, identity)) this.o.cluster.clearForeign(key);
-        else this.o.cluster.markForeign(key, this.now());
-      } catch {
-        this.o.cluster.markForeign(key, this.now());
-      }
-    }
+  private read(now: number): PassSnapshot {
+    return {
+      takenAt: now,
+      feed: this.o.feed.snapshot(),
+      cluster: this.o.cluster.snapshot(now),
+      failures: new Map([...this.failures].map(([k, f]) => [k, { ...f }])),
+      leader: this.o.isLeader(),
+    };
   }
 
   private async pass(signal: AbortSignal): Promise<void> {
-    const { feed, cluster, log, metrics } = this.o;
-    if (!cluster.synced) return;
-    await this.recheckForeign(signal);
-    const now = this.now();
-    const view = cluster.view(now);
-    const endpoints: EndpointRecord[] = feed.endpoints();
+    const { cluster, log, metrics } = this.o;
+    if (!cluster.synced || this.blockingReads.size > 0) return;
+    this.o.queue.passStarted();
+    const snap = this.read(this.clock.now());
+
+    // Pure: project and plan.
     const t0 = performance.now();
-    const selector = this.o.selector;
+    const names = new NameLookup(snap.cluster.names);
+    const config = this.o.config();
     const desired = project({
-      endpoints,
-      select: (v) => selector.evaluate(v),
-      cluster: view,
-      config: this.o.config(),
-      random: this.random,
+      endpoints: snap.feed.endpoints,
+      select: (v) => this.o.selector.evaluate(v),
+      cluster: {
+        owned: [...snap.cluster.owned.values()],
+        namespaces: snap.cluster.namespaces,
+        foreign: names,
+      },
+      config,
+      random: () => this.clock.random(),
       portHints: this.portHints,
     });
-    const frozen = new Set([...view.namespaces].filter(([, p]) => p === 'Terminating').map(([n]) => n));
-    const actions = plan(desired.services, view.ownedByKey, {
-      allowDeletes: feed.complete,
+    this.wanted = names.asked;
+    // Everything the plan depends on is known before it is made: names nobody has read are read
+    // first (on every replica), and the pass runs again once they are.
+    const unknown = names.unknown(snap.cluster.owned);
+    if (unknown.length > 0) {
+      this.requestReads(unknown);
+      log.debug({ names: unknown.length }, 'reading Service names before planning');
+      return;
+    }
+    cluster.retainNames((key) => names.asked.has(key) && !snap.cluster.owned.has(key));
+    const frozen = new Set(
+      [...snap.cluster.namespaces].filter(([, phase]) => phase === 'Terminating').map(([n]) => n),
+    );
+    const actions = plan(desired.services, snap.cluster.owned, {
+      allowDeletes: snap.feed.complete,
       frozenNamespaces: frozen,
     });
     const planMs = performance.now() - t0;
     metrics.planDuration.observe(planMs / 1000);
     this.passes++;
 
-    const ready = actions.filter((a) => (this.backoff.get(a.key)?.until ?? 0) <= now);
-    const leader = this.o.isLeader();
+    // A failure whose Service needs no write any more is over: the cluster holds what we want.
+    const planned = new Set(actions.map((a) => a.key));
+    for (const key of [...this.failures.keys()]) if (!planned.has(key)) this.clearFailure(key);
+    const ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
+
+    // Apply (leader only; leadership is checked again before every write).
     let outcomes: ApplyOutcome[] = [];
     let applyMs = 0;
-    if (leader && ready.length > 0) {
+    if (snap.leader && ready.length > 0) {
       const t1 = performance.now();
       outcomes = await applyAll(
         ready,
         {
-          client: this.o.client,
-          cluster,
-          identity: this.o.config().identity,
+          api: this.o.api,
+          identity: config.identity,
           isLeader: this.o.isLeader,
-          metrics,
-          now: this.now,
+          onWrite: (op, result) => metrics.kubeWrites.inc({ op, result }),
           signal,
         },
         this.o.writeConcurrency,
       );
       applyMs = performance.now() - t1;
       metrics.applyDuration.observe(applyMs / 1000);
-      this.recordOutcomes(ready, outcomes);
     }
 
-    const failed = new Map<string, string>();
-    for (const [key, b] of this.backoff) {
-      const svc = desired.services.get(key);
-      if (svc) for (const id of endpointIdsOf(svc)) failed.set(id, b.message);
-    }
-    const statuses = desired.statuses.map((s): EndpointStatus => {
-      const msg = failed.get(s.id);
-      return msg === undefined ? s : { ...s, state: 'error', reason: `writing its Services failed: ${msg}` };
+    this.recordOutcomes(outcomes);
+    this.report(snap, desired, actions, outcomes, {
+      planMs,
+      applyMs,
+      deferred: actions.length - ready.length,
     });
+  }
+
+  // ---- record: the one writer of the read model ----
+
+  private recordOutcomes(outcomes: readonly ApplyOutcome[]): void {
+    const { cluster, queue, log } = this.o;
+    const now = this.clock.now();
+    for (const out of outcomes) {
+      const { key } = out;
+      const before = this.lastWritten.get(key);
+      const r = recordOf(out);
+      if (r.pending === 'forget') cluster.forgetWrite(key);
+      else if (r.pending && 'write' in r.pending) cluster.recordWrite(key, r.pending.write, now);
+      else if (r.pending) cluster.recordDelete(key, r.pending.delete, now);
+      if (r.lastWritten === 'clear') this.lastWritten.delete(key);
+      else if (r.lastWritten) this.lastWritten.set(key, r.lastWritten.set);
+      if (r.failure === 'clear') this.clearFailure(key);
+      else if (r.failure) {
+        this.failures.set(key, { message: r.failure.message, resting: true });
+        const retryInMs = queue.addRateLimited(retryItem(key));
+        log.warn(
+          {
+            service: key,
+            op: out.action.op,
+            failures: queue.numRequeues(retryItem(key)),
+            retryInMs,
+            error: r.failure.message,
+          },
+          'service write failed',
+        );
+      }
+      if (r.foreign) {
+        cluster.recordName(key, 'foreign', now);
+        queue.addRateLimited(readItem(key));
+        log.warn(
+          { service: key },
+          'service name held by a Service this install does not own; left untouched',
+        );
+      }
+      if (out.result === 'created' || out.result === 'updated' || out.result === 'deleted') {
+        const verb = writeVerb(out, before);
+        const svc = out.result === 'deleted' ? out.deleted : out.object;
+        log.info(
+          {
+            service: key,
+            op: out.action.op,
+            repaired: verb === 'Repaired',
+            endpoints: servedEndpointIds(svc.metadata.annotations),
+          },
+          `service ${verb.toLowerCase()}`,
+        );
+      }
+      const event = writeEvent(out, before);
+      if (event) this.send(event);
+    }
+  }
+
+  private clearFailure(key: string): void {
+    if (this.failures.delete(key)) this.o.queue.forget(retryItem(key));
+  }
+
+  // ---- reads of names, on the queue's workers ----
+
+  private requestReads(keys: readonly string[]): void {
+    const byNamespace = new Map<string, string[]>();
+    for (const key of keys) {
+      const [ns] = splitKey(key);
+      const list = byNamespace.get(ns);
+      if (list) list.push(key);
+      else byNamespace.set(ns, [key]);
+    }
+    for (const [ns, list] of byNamespace) {
+      for (const key of list) this.blockingReads.add(key);
+      if (list.length > SCAN_THRESHOLD) {
+        const wanted = this.scanWanted.get(ns) ?? new Set<string>();
+        for (const key of list) wanted.add(key);
+        this.scanWanted.set(ns, wanted);
+        this.o.queue.add(scanItem(ns));
+      } else {
+        for (const key of list) this.o.queue.add(readItem(key));
+      }
+    }
+  }
+
+  /** What one observation of a name means for the queue: rechecked while held by others or unread. */
+  private noteName(key: string, seen: NameRecord['holder']): boolean {
+    const changed = this.o.cluster.recordName(key, seen, this.clock.now());
+    const holder = this.o.cluster.name(key)?.holder;
+    if (holder === 'free') this.o.queue.forget(readItem(key));
+    else this.o.queue.addRateLimited(readItem(key));
+    return changed;
+  }
+
+  private readsDone(keys: Iterable<string>, changed: boolean): void {
+    let unblocked = false;
+    for (const key of keys) if (this.blockingReads.delete(key)) unblocked = true;
+    if (this.blockingReads.size > 0) return;
+    // The last first read: plan at once. A recheck that changed a holder: plan soon.
+    if (unblocked) this.o.queue.add(PASS);
+    else if (changed) this.o.queue.requestPass();
+  }
+
+  private async readName(key: string, signal: AbortSignal): Promise<void> {
+    if (!this.wanted.has(key)) {
+      this.o.queue.forget(readItem(key));
+      this.readsDone([key], false);
+      return;
+    }
+    const [namespace, name] = splitKey(key);
+    let seen: NameRecord['holder'];
+    try {
+      const live = await this.o.api.get(namespace, name, signal);
+      seen = !live || isOwnedBy(live, this.o.config().identity) ? 'free' : 'foreign';
+      this.o.metrics.kubeReads.inc({ op: 'get', result: 'ok' });
+    } catch (err) {
+      if (signal.aborted) return;
+      this.o.metrics.kubeReads.inc({ op: 'get', result: 'error' });
+      this.o.log.warn(
+        { service: key, error: err instanceof Error ? err.message : String(err) },
+        'reading a Service name failed; planning it as free and reading it again',
+      );
+      seen = 'unread';
+    }
+    this.readsDone([key], this.noteName(key, seen));
+  }
+
+  private async scanNamespace(namespace: string, signal: AbortSignal): Promise<void> {
+    const wanted = [...(this.scanWanted.get(namespace) ?? [])];
+    this.scanWanted.delete(namespace);
+    let held: Map<string, Service> | undefined;
+    try {
+      held = new Map((await this.o.listServices(namespace, signal)).map((s) => [s.metadata.name, s]));
+      this.o.metrics.kubeReads.inc({ op: 'list', result: 'ok' });
+    } catch (err) {
+      if (signal.aborted) return;
+      this.o.metrics.kubeReads.inc({ op: 'list', result: 'error' });
+      this.o.log.warn(
+        { namespace, names: wanted.length, error: err instanceof Error ? err.message : String(err) },
+        'listing the Services of a namespace failed; planning its names as free and reading them again',
+      );
+    }
+    let changed = false;
+    const identity = this.o.config().identity;
+    for (const key of wanted) {
+      const live = held?.get(splitKey(key)[1]);
+      const seen = !held ? 'unread' : !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
+      if (this.noteName(key, seen)) changed = true;
+    }
+    this.readsDone(wanted, changed);
+  }
+
+  // ---- report ----
+
+  private report(
+    snap: PassSnapshot,
+    desired: DesiredState,
+    actions: readonly PlanAction[],
+    outcomes: readonly ApplyOutcome[],
+    t: { planMs: number; applyMs: number; deferred: number },
+  ): void {
+    const { log, metrics } = this.o;
+    const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
+    const statuses = withWriteErrors(desired.statuses, desired.services, failures);
     this.current = statuses;
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');
     this.updateMetrics(statuses, desired.services, actions, outcomes);
-    this.emitStateEvents(statuses, desired.services);
 
-    const clean = outcomes.every((o) => o.result === 'ok');
-    if (outcomes.some((o) => o.result === 'foreign' || o.result === 'ok')) this.dirty = true;
-    if (feed.complete && !this.appliedComplete) {
+    const states = stateChanges(this.previousStates, statuses, desired.services);
+    this.previousStates = states.next;
+    for (const c of states.changes) {
+      log.info(
+        {
+          endpointId: c.status.id,
+          url: c.status.url,
+          state: c.status.state,
+          previous: c.previous ?? null,
+          reason: c.status.reason,
+        },
+        'endpoint state',
+      );
+    }
+    for (const e of states.events) this.send(e);
+
+    const succeeded = (o: ApplyOutcome): boolean =>
+      o.result === 'created' || o.result === 'updated' || o.result === 'deleted';
+    // After writes (or a holder found), pass again so statuses and pending writes settle.
+    if (outcomes.some((o) => succeeded(o) || o.result === 'foreign')) this.o.queue.requestPass();
+    if (snap.feed.complete && !this.appliedComplete) {
       this.appliedComplete = true;
       this.o.onCaughtUp?.();
       log.info(
-        { endpoints: endpoints.length, services: desired.services.size, leader },
+        { endpoints: snap.feed.endpoints.length, services: desired.services.size, leader: snap.leader },
         'first complete sync applied',
       );
     }
-    if (leader && clean) metrics.lastApply.set(this.now() / 1000);
+    if (snap.leader && outcomes.every(succeeded)) metrics.lastApply.set(this.clock.now() / 1000);
     if (actions.length > 0 || outcomes.length > 0) {
       log.info(
         {
-          endpoints: endpoints.length,
+          endpoints: snap.feed.endpoints.length,
           desired: desired.services.size,
           actions: actions.length,
-          applied: outcomes.filter((o) => o.result === 'ok').length,
-          failed: outcomes.filter((o) => o.result === 'error').length,
-          deferred: actions.length - ready.length,
-          planMs: Math.round(planMs),
-          applyMs: Math.round(applyMs),
-          normalEventsSuppressedTotal: this.suppressedEvents,
-          leader,
+          applied: outcomes.filter(succeeded).length,
+          failed: outcomes.filter((o) => o.result === 'failed' || o.result === 'conflict').length,
+          deferred: t.deferred,
+          planMs: Math.round(t.planMs),
+          applyMs: Math.round(t.applyMs),
+          normalEventsFilteredTotal: this.o.recorder?.filtered ?? 0,
+          leader: snap.leader,
         },
         'reconcile pass',
       );
     }
   }
 
-  private recordOutcomes(actions: readonly PlanAction[], outcomes: readonly ApplyOutcome[]): void {
-    const { log, recorder } = this.o;
-    outcomes.forEach((out, i) => {
-      const action = actions[i]!;
-      if (out.result === 'ok') {
-        this.backoff.delete(out.key);
-        const desiredJson = action.op === 'delete' ? undefined : JSON.stringify(action.desired);
-        const repaired = desiredJson !== undefined && this.lastApplied.get(out.key) === desiredJson;
-        if (desiredJson === undefined) this.lastApplied.delete(out.key);
-        else this.lastApplied.set(out.key, desiredJson);
-        const verb =
-          action.op === 'delete'
-            ? 'Deleted'
-            : repaired
-              ? 'Repaired'
-              : action.op === 'update'
-                ? 'Updated'
-                : 'Created';
-        const svc = out.object ?? (action.op === 'delete' ? action.live : undefined);
-        log.info(
-          { service: out.key, op: action.op, repaired, endpoints: svc ? endpointIdsOf(svc) : [] },
-          `service ${verb.toLowerCase()}`,
-        );
-        if (svc && recorder && this.normalEvents.take()) {
-          const role = svc.metadata.labels?.[ROLE_LABEL] ?? 'service';
-          const ids = endpointIdsOf(svc).join(', ');
-          const what =
-            verb === 'Repaired'
-              ? `Restored ${role} Service ${out.key} after it was changed or deleted outside endpoint-binder`
-              : `${verb} ${role} Service ${out.key}`;
-          recorder.normal(objectRef(svc, 'Service', 'v1'), verb, ids ? `${what} (endpoint ${ids})` : what);
-        } else if (svc && recorder) {
-          this.suppressedEvents++;
-        }
-      } else if (out.result === 'error') {
-        const prev = this.backoff.get(out.key);
-        const failures = (prev?.failures ?? 0) + 1;
-        const delay = Math.min(300_000, 500 * 2 ** (failures - 1)) * (0.75 + this.random() * 0.5);
-        this.backoff.set(out.key, { until: this.now() + delay, failures, message: out.message });
-        log.warn(
-          { service: out.key, op: action.op, failures, retryInMs: Math.round(delay), error: out.message },
-          'service write failed',
-        );
-        const target = action.op === 'delete' ? action.live : action.desired;
-        recorder?.warning(
-          objectRef(target, 'Service', 'v1'),
-          'WriteFailed',
-          `Could not ${action.op} Service ${out.key}: ${out.message}`,
-        );
-      } else if (out.result === 'foreign') {
-        log.warn(
-          { service: out.key },
-          'service name held by a Service this install does not own; left untouched',
-        );
-      }
-    });
-  }
-
-  private emitStateEvents(statuses: readonly EndpointStatus[], services: ReadonlyMap<string, Service>): void {
-    const seen = new Set<string>();
-    for (const s of statuses) {
-      seen.add(s.id);
-      const prev = this.prevState.get(s.id);
-      if (prev === s.state) continue;
-      this.prevState.set(s.id, s.state);
-      this.o.log.info(
-        { endpointId: s.id, url: s.url, state: s.state, previous: prev ?? null, reason: s.reason },
-        'endpoint state',
-      );
-      const reason = EVENT_REASON[s.state];
-      if (!this.o.recorder) continue;
-      const internal = s.internalService
-        ? services.get(`${s.internalService.namespace}/${s.internalService.name}`)
-        : undefined;
-      const target = internal ? objectRef(internal, 'Service', 'v1') : this.o.podRef;
-      if (!target) continue;
-      if (reason) this.o.recorder.warning(target, reason, `Endpoint ${s.id} (${s.url}): ${s.reason}`);
-      else if (s.state === 'projected' && prev !== undefined) {
-        this.o.recorder.normal(target, 'Projected', `Endpoint ${s.id} (${s.url}) is projected`);
-      }
-    }
-    for (const id of this.prevState.keys()) if (!seen.has(id)) this.prevState.delete(id);
+  private send(e: EventDecision): void {
+    const { recorder } = this.o;
+    if (!recorder) return;
+    const target = e.target.kind === 'Service' ? objectRef(e.target.object, 'Service', 'v1') : this.o.podRef;
+    if (!target) return;
+    recorder.record(target, e.type, e.reason, e.message);
   }
 
   private updateMetrics(
@@ -376,7 +537,9 @@ export class Reconciler {
     for (const s of statuses) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
     for (const [state, n] of counts) m.endpoints.set({ state }, n);
     const outstanding = new Set(actions.map((a) => a.key));
-    for (const o of outcomes) if (o.result === 'ok') outstanding.delete(o.key);
+    for (const o of outcomes)
+      if (o.result === 'created' || o.result === 'updated' || o.result === 'deleted')
+        outstanding.delete(o.key);
     for (const role of [ROLE_INTERNAL, ROLE_ALIAS]) {
       let want = 0;
       let applied = 0;

@@ -2,8 +2,8 @@ import type { ManagementClient } from '../api/client/index.js';
 import { ApiError } from '../api/client/index.js';
 import type { KubernetesOperator } from '../api/schemas/operator.js';
 import type { Logger } from '../log/logger.js';
-import { reconnectDelayMs } from '../api/client/sse/watch.js';
-import { sleep } from '../time/clock.js';
+import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 /** What the controller asks the API to hold for it. */
 export interface RegistrationSpec {
@@ -135,6 +135,14 @@ export async function registerOnce(
   }
 }
 
+/** Registration retries: 0.5 s doubling to 30 s, jittered. */
+export const REGISTRATION_BACKOFF: BackoffOptions = {
+  initialMs: 500,
+  maxMs: 30_000,
+  jitter: 0.5,
+  resetAfterMs: 300_000,
+};
+
 /**
  * Registers, retrying outages and 5xx with backoff for as long as it takes (the process stays
  * unready meanwhile); a refusal is thrown at once.
@@ -145,7 +153,9 @@ export async function register(
   log: Logger,
   signal: AbortSignal,
   onRetry?: (error: string) => void,
+  clock: Clock = systemClock,
 ): Promise<KubernetesOperator> {
+  const backoff = new Backoff(REGISTRATION_BACKOFF);
   for (let attempt = 1; ; attempt++) {
     try {
       const { operator, action } = await registerOnce(client, spec, log, signal);
@@ -156,12 +166,119 @@ export async function register(
       return operator;
     } catch (err) {
       if (err instanceof RegistrationRefused || signal.aborted) throw err;
-      const delayMs = reconnectDelayMs({ baseDelayMs: 500, maxDelayMs: 30_000 }, attempt);
+      const delayMs = backoff.next(clock.now(), clock.random());
       const error = err instanceof Error ? err.message : String(err);
       log.warn({ attempt, delayMs, error }, 'operator registration failed; retrying');
       onRetry?.(error);
-      await sleep(delayMs, signal);
+      await clock.sleep(delayMs, signal);
       if (signal.aborted) throw err;
     }
+  }
+}
+
+/** What the endpoint feed needs of the registration: the id to ask with, and a way to report it gone. */
+export interface RegistrationHandle {
+  /** The operator id of the current registration (the feed starts after the first one). */
+  operatorId(): string;
+  /** A listing or the notification stream answered 404: the record is gone. */
+  lost(): Promise<void>;
+  /** Registrations so far: 1 after the first, one more for each re-registration. */
+  readonly generation: number;
+}
+
+export interface RegistrationOptions {
+  client: ManagementClient;
+  spec: RegistrationSpec;
+  log: Logger;
+  /** Only the leader registers again when the record is gone. */
+  isLeader: () => boolean;
+  signal: AbortSignal;
+  clock?: Clock;
+  /** After every successful registration, the first and any later one. */
+  onRegistered?: (operator: KubernetesOperator) => void;
+  /** After every failed attempt that will be retried. */
+  onRetry?: (error: string) => void;
+}
+
+/**
+ * This install's operator registration, held in one place: `register()` at start, and again
+ * (leader only) when the feed reports it `lost()`. The feed reads the id through this handle.
+ */
+export class Registration implements RegistrationHandle {
+  private current: KubernetesOperator | undefined;
+  private lastError: string | undefined;
+  private again: Promise<void> | undefined;
+  private count = 0;
+
+  constructor(private readonly o: RegistrationOptions) {}
+
+  /** The record, once registered. */
+  get operator(): KubernetesOperator | undefined {
+    return this.current;
+  }
+
+  /** Why the last attempt failed, while not registered. */
+  get error(): string | undefined {
+    return this.current ? undefined : this.lastError;
+  }
+
+  get generation(): number {
+    return this.count;
+  }
+
+  operatorId(): string {
+    if (!this.current) throw new Error('not registered yet');
+    return this.current.id;
+  }
+
+  /** Registers, retrying outages; a refusal (4xx) is thrown with the API's message. */
+  async register(): Promise<KubernetesOperator> {
+    try {
+      const operator = await register(
+        this.o.client,
+        this.o.spec,
+        this.o.log,
+        this.o.signal,
+        (e) => {
+          this.lastError = e;
+          this.o.onRetry?.(e);
+        },
+        this.o.clock,
+      );
+      this.current = operator;
+      this.lastError = undefined;
+      this.count++;
+      this.o.onRegistered?.(operator);
+      return operator;
+    } catch (err) {
+      this.lastError = err instanceof Error ? err.message : String(err);
+      throw err;
+    }
+  }
+
+  lost(): Promise<void> {
+    this.again ??= this.registerAgain().finally(() => {
+      this.again = undefined;
+    });
+    return this.again;
+  }
+
+  private async registerAgain(): Promise<void> {
+    const operatorId = this.current?.id;
+    // A stood-down replica (an uninstall holds the lease) must not undo a deregistration while
+    // Helm removes it: only the leader registers again.
+    if (!this.o.isLeader()) {
+      this.o.log.warn({ operatorId }, 'operator registration gone; the leader registers again');
+      return;
+    }
+    this.o.log.warn({ operatorId }, 'operator registration gone; registering again');
+    await this.register().catch((err: unknown) => {
+      if (!this.o.signal.aborted) {
+        this.o.log.error(
+          { error: err instanceof Error ? err.message : String(err) },
+          'operator registration refused',
+        );
+      }
+    });
   }
 }

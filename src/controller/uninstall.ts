@@ -13,6 +13,7 @@ import {
   keyOf,
   kinds,
   listAll,
+  retryOnConflict,
   type KubeClient,
   type Service,
 } from '../kube/index.js';
@@ -43,7 +44,7 @@ export async function standDownControllers(opts: {
   const { kube, identity, log } = opts;
   const name = `${identity.release}-controller`;
   const ns = identity.operatorNamespace;
-  for (let attempt = 0; attempt < 10; attempt++) {
+  const take = async (): Promise<{ previousHolder: string | undefined }> => {
     const now = microTime(Date.now());
     const live = await kube.get(kinds.lease, ns, name);
     const spec = {
@@ -52,34 +53,40 @@ export async function standDownControllers(opts: {
       acquireTime: now,
       renewTime: now,
     };
-    try {
-      if (!live) {
-        await kube.create(kinds.lease, {
-          metadata: { name, namespace: ns },
-          spec: { ...spec, leaseTransitions: 0 },
-        });
-        log.info({ lease: `${ns}/${name}` }, 'uninstall holds the controller lease');
-        return { previousHolder: undefined };
-      }
-      const previous = live.spec?.holderIdentity || undefined;
-      await kube.replace(kinds.lease, {
-        ...live,
-        spec: { ...live.spec, ...spec, leaseTransitions: (live.spec?.leaseTransitions ?? 0) + 1 },
+    if (!live) {
+      await kube.create(kinds.lease, {
+        metadata: { name, namespace: ns },
+        spec: { ...spec, leaseTransitions: 0 },
       });
-      log.info(
-        { lease: `${ns}/${name}`, previousHolder: previous ?? null },
-        'uninstall holds the controller lease',
-      );
-      if (previous && previous !== UNINSTALL_HOLDER) {
-        // The old leader's term ends at its renew deadline at the latest.
-        await (opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(opts.renewDeadlineMs + 1_000);
-      }
-      return { previousHolder: previous };
-    } catch (err) {
-      if (!isConflict(err) && !isAlreadyExists(err)) throw err;
+      log.info({ lease: `${ns}/${name}` }, 'uninstall holds the controller lease');
+      return { previousHolder: undefined };
     }
+    const previous = live.spec?.holderIdentity || undefined;
+    await kube.replace(kinds.lease, {
+      ...live,
+      spec: { ...live.spec, ...spec, leaseTransitions: (live.spec?.leaseTransitions ?? 0) + 1 },
+    });
+    log.info(
+      { lease: `${ns}/${name}`, previousHolder: previous ?? null },
+      'uninstall holds the controller lease',
+    );
+    return { previousHolder: previous };
+  };
+  let taken: { previousHolder: string | undefined };
+  try {
+    // A renewal by the leader in between is a Conflict (or AlreadyExists on create): read again.
+    taken = await retryOnConflict(take, { attempts: 10, alsoRetry: isAlreadyExists });
+  } catch (err) {
+    if (isConflict(err) || isAlreadyExists(err))
+      throw new Error(`could not take the controller lease ${ns}/${name}: it kept changing`, { cause: err });
+    throw err;
   }
-  throw new Error(`could not take the controller lease ${ns}/${name}: it kept changing`);
+  const previous = taken.previousHolder;
+  if (previous && previous !== UNINSTALL_HOLDER) {
+    // The old leader's term ends at its renew deadline at the latest.
+    await (opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(opts.renewDeadlineMs + 1_000);
+  }
+  return taken;
 }
 
 export type UninstallPolicy = 'delete' | 'retain';
@@ -168,23 +175,23 @@ export async function uninstall(opts: {
 }
 
 async function markOrphaned(kube: KubeClient, svc: Service, stamp: string): Promise<void> {
-  let live: Service | undefined = svc;
-  for (let attempt = 0; attempt < 5 && live; attempt++) {
-    if (live.metadata.annotations?.[ORPHANED_ANNOTATION]) return;
-    const next: Service = {
-      ...live,
-      metadata: {
-        ...live.metadata,
-        annotations: { ...(live.metadata.annotations ?? {}), [ORPHANED_ANNOTATION]: stamp },
-      },
-    };
-    try {
-      await kube.replace(kinds.service, next);
-      return;
-    } catch (err) {
-      if (isNotFound(err)) return;
-      if (!isConflict(err)) throw err;
-    }
-    live = await kube.get(kinds.service, svc.metadata.namespace, svc.metadata.name);
-  }
+  await retryOnConflict(
+    async (n) => {
+      const live = n === 0 ? svc : await kube.get(kinds.service, svc.metadata.namespace, svc.metadata.name);
+      if (!live || live.metadata.annotations?.[ORPHANED_ANNOTATION]) return;
+      const next: Service = {
+        ...live,
+        metadata: {
+          ...live.metadata,
+          annotations: { ...(live.metadata.annotations ?? {}), [ORPHANED_ANNOTATION]: stamp },
+        },
+      };
+      try {
+        await kube.replace(kinds.service, next);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+    { attempts: 5 },
+  );
 }

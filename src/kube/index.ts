@@ -19,13 +19,8 @@ export { kubeMetrics, type KubeMetrics } from './metrics.js';
 export * from './objects.js';
 export { collectionPath, defineKind, kinds, objectPath, type ResourceKind } from './resources.js';
 export { KubeTransport, type KubeRequest, type KubeResponse, type TransportOptions } from './transport.js';
-export {
-  KubeClient,
-  defaultMutate,
-  type CreateOrUpdateOptions,
-  type WriteOperation,
-  type WriteOptions,
-} from './write.js';
+export { KubeClient, type WriteOptions } from './write.js';
+export { retryOnConflict, type ConflictRetryOptions } from './conflict-retry.js';
 export {
   createCache,
   defaultCacheTuning,

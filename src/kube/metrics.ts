@@ -87,7 +87,7 @@ export function kubeMetrics(registry: Registry = new Registry()): KubeMetrics {
     }),
     events: new Counter({
       name: 'endpoint_binder_kube_events_total',
-      help: 'Kubernetes Events recorded, by result (created, aggregated, dropped, failed).',
+      help: 'Kubernetes Events recorded, by result (created, aggregated, filtered by the spam filter, dropped, invalid, failed).',
       labelNames: ['result'],
       registers,
     }),

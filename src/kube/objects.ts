@@ -114,7 +114,6 @@ export const EventSchema = z.looseObject({
   reportingComponent: z.string().optional(),
   reportingInstance: z.string().optional(),
 });
-export type KubeEvent = z.infer<typeof EventSchema>;
 
 /** metav1.Status, the body of every API error (and of in-stream watch ERROR events). */
 export const StatusSchema = z.looseObject({
@@ -152,7 +151,6 @@ export const ListSchema = z.looseObject({
     .optional(),
   items: z.array(z.unknown()).nullish(),
 });
-export type KubeList = z.infer<typeof ListSchema>;
 
 /** One line of a watch stream; `object` is validated by the consumer according to `type`. */
 export const WatchEventSchema = z.object({

@@ -1,47 +1,13 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { z } from 'zod';
-import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { isNotFound } from './errors.js';
 import { StatusSchema, type KubeObject } from './objects.js';
 import { collectionPath, objectPath, type ResourceKind } from './resources.js';
 import { KubeTransport } from './transport.js';
 
 export interface WriteOptions {
   signal?: AbortSignal;
-}
-
-export interface CreateOrUpdateOptions<T> extends WriteOptions {
-  /**
-   * Builds the object to PUT from the live one and the desired one. The default keeps the live
-   * metadata (uid, finalizers, ...) with desired labels/annotations merged over it, and merges
-   * `spec` one level deep so server-set fields (a Service's clusterIP) survive. As with
-   * controller-runtime, "unchanged" means the mutated object deep-equals the live one, so a
-   * desired object should spell out fields the server would default (e.g. port `protocol`),
-   * or every call writes.
-   */
-  mutate?: (existing: T, desired: T) => T;
-  /** Re-reads and retries after a 409 Conflict this many times; 5. */
-  maxConflictRetries?: number;
-}
-
-export type WriteOperation = 'created' | 'updated' | 'unchanged';
-
-export function defaultMutate<T extends KubeObject>(existing: T, desired: T): T {
-  const ex = existing as KubeObject & { spec?: unknown };
-  const de = desired as KubeObject & { spec?: unknown };
-  const isRecord = (v: unknown): v is Record<string, unknown> =>
-    typeof v === 'object' && v !== null && !Array.isArray(v);
-  const metadata: KubeObject['metadata'] = { ...ex.metadata, resourceVersion: ex.metadata.resourceVersion };
-  if (ex.metadata.labels || de.metadata.labels) {
-    metadata.labels = { ...(ex.metadata.labels ?? {}), ...(de.metadata.labels ?? {}) };
-  }
-  if (ex.metadata.annotations || de.metadata.annotations) {
-    metadata.annotations = { ...(ex.metadata.annotations ?? {}), ...(de.metadata.annotations ?? {}) };
-  }
-  const merged: KubeObject & { spec?: unknown } = { ...ex, ...de, metadata };
-  if (isRecord(ex.spec) && isRecord(de.spec)) merged.spec = { ...ex.spec, ...de.spec };
-  return merged as T;
 }
 
 /** Reads and writes single objects, with Kubernetes' error semantics made explicit. */
@@ -98,46 +64,6 @@ export class KubeClient {
       },
       kind.schema,
     );
-  }
-
-  /**
-   * Get; create on 404 (an AlreadyExists race retries as an update); otherwise update with the
-   * observed resourceVersion, re-reading and retrying on 409 Conflict a bounded number of times.
-   * No write when the mutated object equals the live one.
-   */
-  async createOrUpdate<S extends z.ZodType<KubeObject>>(
-    kind: ResourceKind<S>,
-    desired: z.infer<S>,
-    opts: CreateOrUpdateOptions<z.infer<S>> = {},
-  ): Promise<{ object: z.infer<S>; operation: WriteOperation; attempts: number }> {
-    const { namespace, name } = desired.metadata;
-    const max = opts.maxConflictRetries ?? 5;
-    const mutate = opts.mutate ?? defaultMutate;
-    let lastErr: unknown;
-    for (let attempt = 1; attempt <= max + 1; attempt++) {
-      const existing = await this.get(kind, namespace, name, opts);
-      if (existing === undefined) {
-        try {
-          return { object: await this.create(kind, desired, opts), operation: 'created', attempts: attempt };
-        } catch (err) {
-          if (!isAlreadyExists(err)) throw err;
-          lastErr = err;
-          continue;
-        }
-      }
-      const next = mutate(existing, desired);
-      next.metadata = { ...next.metadata, resourceVersion: existing.metadata.resourceVersion };
-      if (isDeepStrictEqual(stripTypeMeta(next), stripTypeMeta(existing))) {
-        return { object: existing, operation: 'unchanged', attempts: attempt };
-      }
-      try {
-        return { object: await this.replace(kind, next, opts), operation: 'updated', attempts: attempt };
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        lastErr = err;
-      }
-    }
-    throw lastErr;
   }
 
   /** JSON merge patch (`application/merge-patch+json`, RFC 7386): `null` deletes a field. */
@@ -200,9 +126,4 @@ function sig(opts: WriteOptions): { signal?: AbortSignal } {
 
 function withTypeMeta<T extends KubeObject>(kind: ResourceKind, obj: T): T {
   return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind, metadata: { ...obj.metadata } };
-}
-
-function stripTypeMeta(obj: KubeObject): unknown {
-  const { apiVersion: _a, kind: _k, ...rest } = obj;
-  return rest;
 }

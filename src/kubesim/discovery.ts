@@ -15,6 +15,7 @@ function apiResource(def: ResourceDef) {
     kind: def.kind,
     verbs: def.verbs,
     ...(def.shortNames ? { shortNames: def.shortNames } : {}),
+    ...(def.categories ? { categories: def.categories } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import type { AdmissionOperation, ValidatingAdmission, WriteContext } from './admission/attributes.js';
 import { parse as parseYaml } from 'yaml';
 import { buildFilter } from './filter.js';
 import { checkPreconditions, type NamespaceLifecycle } from './lifecycle.js';
@@ -10,7 +11,7 @@ import { apiVersionOf, resourceKey } from './resources/registry.js';
 import { deleteOptionsSchema, objectEnvelopeSchema, type ListQuery, type WriteQuery } from './schemas.js';
 import { errors, successStatus } from './status.js';
 import { objectKey, type Store } from './store.js';
-import { isRecord, type Json, type KubeObject } from './types.js';
+import { isRecord, stripNulls, type Json, type KubeObject } from './types.js';
 import { field, invalidError } from './validation/field.js';
 import { findDuplicateKeys } from './validation/duplicate-fields.js';
 import {
@@ -48,15 +49,6 @@ export interface RequestBody {
 
 const OPTIMISTIC_LOCK =
   'the object has been modified; please apply your changes to the latest version and try again';
-
-/** Go decodes JSON null as "unset"; dropping nulls up front gives the same result. */
-function stripNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripNulls);
-  if (!isRecord(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = stripNulls(v);
-  return out;
-}
 
 /** Stable JSON (sorted keys) to detect no-op writes and spec changes. */
 function canonical(value: unknown): string {
@@ -108,6 +100,16 @@ function shape(def: ResourceDef, meta: KubeObject['metadata'], rest: Record<stri
   };
 }
 
+/** The options object of a write as `request.options` shows it to admission. */
+function writeOptions(kind: 'CreateOptions' | 'UpdateOptions', q: WriteQuery): Record<string, unknown> {
+  return {
+    kind,
+    apiVersion: 'meta.k8s.io/v1',
+    ...(q.dryRun ? { dryRun: [q.dryRun] } : {}),
+    ...(q.fieldManager ? { fieldManager: q.fieldManager } : {}),
+  };
+}
+
 function nowSeconds(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 }
@@ -117,6 +119,8 @@ export class ResourceHandlers {
     private readonly store: Store,
     private readonly lifecycle: NamespaceLifecycle,
     private readonly namespaces: ResourceDef,
+    /** Validating admission (policies); writes without a context (kubesim's own) skip it. */
+    private readonly admission?: ValidatingAdmission,
   ) {}
 
   get(def: ResourceDef, ns: string | undefined, name: string): Reply {
@@ -130,17 +134,33 @@ export class ResourceHandlers {
     return { status: 200, body: listObjects(this.store, def, ns, query, filter) };
   }
 
-  create(def: ResourceDef, ns: string | undefined, body: RequestBody, q: WriteQuery): Reply {
+  create(
+    def: ResourceDef,
+    ns: string | undefined,
+    body: RequestBody,
+    q: WriteQuery,
+    ctx?: WriteContext,
+  ): Reply {
     const check = this.bodyCheck(def, body, fieldValidationOf(q.fieldValidation, 'CreateOptions'));
     const obj = this.decodeBody(def, body.value, ns, check);
     const meta = obj.metadata;
+    // The request's name is taken before generateName is resolved, as the create handler does.
+    const requestName = meta.name;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     if (meta.resourceVersion)
       throw errors.internal('resourceVersion should not be set on objects to be created');
-    return { status: 201, body: this.createObject(def, ns, obj, q), warnings: check.warnings };
+    const created = this.createObject(def, ns, obj, q, { ctx, warnings: check.warnings, requestName });
+    return { status: 201, body: created, warnings: check.warnings };
   }
 
-  update(def: ResourceDef, ns: string | undefined, name: string, body: RequestBody, q: WriteQuery): Reply {
+  update(
+    def: ResourceDef,
+    ns: string | undefined,
+    name: string,
+    body: RequestBody,
+    q: WriteQuery,
+    ctx?: WriteContext,
+  ): Reply {
     const check = this.bodyCheck(def, body, fieldValidationOf(q.fieldValidation, 'UpdateOptions'));
     const obj = this.decodeBody(def, body.value, ns, check);
     if (obj.metadata.name !== name) {
@@ -152,7 +172,12 @@ export class ResourceHandlers {
     if (!old) {
       if (!def.allowCreateOnUpdate) throw errors.notFound(def, name);
       delete obj.metadata.resourceVersion;
-      return { status: 201, body: this.createObject(def, ns, obj, q), warnings: check.warnings };
+      const created = this.createObject(def, ns, obj, q, {
+        ctx,
+        warnings: check.warnings,
+        requestName: name,
+      });
+      return { status: 201, body: created, warnings: check.warnings };
     }
     const rv = obj.metadata.resourceVersion;
     if (!rv) {
@@ -167,7 +192,8 @@ export class ResourceHandlers {
     } else if (rv !== old.metadata.resourceVersion) {
       throw errors.conflict(def, name, OPTIMISTIC_LOCK);
     }
-    return { status: 200, body: this.commitUpdate(def, old, obj, q), warnings: check.warnings };
+    const updated = this.commitUpdate(def, old, obj, q, { ctx, warnings: check.warnings });
+    return { status: 200, body: updated, warnings: check.warnings };
   }
 
   patch(
@@ -177,6 +203,7 @@ export class ResourceHandlers {
     contentType: string,
     raw: string,
     q: WriteQuery,
+    ctx?: WriteContext,
   ): Reply {
     const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
     const accepted: string[] = [
@@ -214,7 +241,12 @@ export class ResourceHandlers {
           `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,
         );
       }
-      return { status: 201, body: this.createObject(def, ns, obj, q), warnings: check.warnings };
+      const created = this.createObject(def, ns, obj, q, {
+        ctx,
+        warnings: check.warnings,
+        requestName: name,
+      });
+      return { status: 201, body: created, warnings: check.warnings };
     }
     let result: unknown;
     const current = old as unknown as Json; // stored objects are plain JSON
@@ -263,34 +295,74 @@ export class ResourceHandlers {
     const rv = obj.metadata.resourceVersion;
     if (rv && rv !== old.metadata.resourceVersion) throw errors.conflict(def, name, OPTIMISTIC_LOCK);
     obj.metadata.resourceVersion = old.metadata.resourceVersion;
-    return { status: 200, body: this.commitUpdate(def, old, obj, q), warnings: check.warnings };
+    const updated = this.commitUpdate(def, old, obj, q, { ctx, warnings: check.warnings });
+    return { status: 200, body: updated, warnings: check.warnings };
   }
 
-  delete(def: ResourceDef, ns: string | undefined, name: string, body: unknown): Reply {
+  delete(def: ResourceDef, ns: string | undefined, name: string, body: unknown, ctx?: WriteContext): Reply {
     const opts = deleteOptionsSchema.safeParse(body ?? {});
     if (!opts.success)
       throw errors.badRequest(`DeleteOptions: ${opts.error.issues[0]?.message ?? 'invalid'}`);
     const pre = opts.data.preconditions;
-    if (def === this.namespaces) {
-      return { status: 200, body: this.lifecycle.beginDelete(name, pre?.resourceVersion, pre?.uid) };
-    }
+    const options = { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', ...opts.data };
+    const warnings: string[] = [];
     const res = resourceKey(def);
     const key = this.key(def, ns, name);
     const old = this.store.get(res, key);
+    if (def === this.namespaces) {
+      if (old) this.admit(def, 'DELETE', null, old, ctx, warnings, { options, dryRun: false, name });
+      const body = this.lifecycle.beginDelete(name, pre?.resourceVersion, pre?.uid);
+      return { status: 200, body, warnings };
+    }
     if (!old) throw errors.notFound(def, name);
     checkPreconditions(def, old, pre?.resourceVersion, pre?.uid);
+    this.admit(def, 'DELETE', null, old, ctx, warnings, { options, dryRun: false, name });
     if ((old.metadata.finalizers as string[] | undefined)?.length) {
       // Finalizers hold the object: it only gets a deletionTimestamp until they are removed.
       if (!old.metadata.deletionTimestamp) {
         old.metadata.deletionTimestamp = nowSeconds();
         old.metadata.deletionGracePeriodSeconds = 0;
-        return { status: 200, body: this.store.put(res, old) };
+        return { status: 200, body: this.store.put(res, old), warnings };
       }
-      return { status: 200, body: old };
+      return { status: 200, body: old, warnings };
     }
     this.store.remove(res, key);
     def.afterDelete?.(old);
-    return { status: 200, body: def.returnDeletedObject ? old : successStatus(def, name, old.metadata.uid) };
+    const answer = def.returnDeletedObject ? old : successStatus(def, name, old.metadata.uid);
+    return { status: 200, body: answer, warnings };
+  }
+
+  /**
+   * Validating admission of one write, after the registry's own validation and before storage.
+   * Writes kubesim makes itself (no context) are not admitted, as no request carries them.
+   */
+  private admit(
+    def: ResourceDef,
+    operation: AdmissionOperation,
+    object: KubeObject | null,
+    oldObject: KubeObject | null,
+    ctx: WriteContext | undefined,
+    warnings: string[],
+    request: { options: Record<string, unknown>; dryRun: boolean; name: string },
+  ): void {
+    if (!ctx || !this.admission) return;
+    const namespace = def.namespaced ? ((object ?? oldObject)?.metadata.namespace ?? '') : '';
+    const found = this.admission.validate(
+      {
+        def,
+        operation,
+        namespace,
+        name: request.name,
+        subresource: def.subresource ?? '',
+        object,
+        oldObject,
+        user: ctx.user,
+        dryRun: request.dryRun,
+        options: request.options,
+      },
+      (k, v) => ctx.annotate(k, v),
+    );
+    warnings.push(...found);
   }
 
   private key(def: ResourceDef, ns: string | undefined, name: string): string {
@@ -355,7 +427,13 @@ export class ResourceHandlers {
     if (errs.length) throw invalidError(def.group, def.kind, obj.metadata.name, errs);
   }
 
-  private createObject(def: ResourceDef, ns: string | undefined, obj: KubeObject, q: WriteQuery): KubeObject {
+  private createObject(
+    def: ResourceDef,
+    ns: string | undefined,
+    obj: KubeObject,
+    q: WriteQuery,
+    req: { ctx: WriteContext | undefined; warnings: string[]; requestName: string },
+  ): KubeObject {
     const meta = obj.metadata;
     meta.uid = randomUUID();
     meta.creationTimestamp = nowSeconds();
@@ -367,6 +445,11 @@ export class ResourceHandlers {
     def.prepare?.(obj, undefined);
     this.validate(def, obj, undefined);
     if (def.namespaced && ns) this.lifecycle.admitCreate(def, ns, meta.name);
+    this.admit(def, 'CREATE', obj, null, req.ctx, req.warnings, {
+      options: writeOptions('CreateOptions', q),
+      dryRun: q.dryRun === 'All',
+      name: req.requestName,
+    });
     const res = resourceKey(def);
     if (this.store.get(res, objectKey(obj))) throw errors.alreadyExists(def, meta.name);
     // Placeholder so the RV the store stamps keeps its place in the metadata field order.
@@ -376,7 +459,13 @@ export class ResourceHandlers {
     return this.store.put(res, shape(def, meta, obj));
   }
 
-  private commitUpdate(def: ResourceDef, old: KubeObject, obj: KubeObject, q: WriteQuery): KubeObject {
+  private commitUpdate(
+    def: ResourceDef,
+    old: KubeObject,
+    obj: KubeObject,
+    q: WriteQuery,
+    req: { ctx: WriteContext | undefined; warnings: string[] },
+  ): KubeObject {
     const meta = obj.metadata;
     if (meta.uid && meta.uid !== old.metadata.uid) {
       throw errors.conflict(
@@ -401,6 +490,11 @@ export class ResourceHandlers {
     else delete meta.generation;
     def.prepare?.(obj, old);
     this.validate(def, obj, old);
+    this.admit(def, 'UPDATE', obj, old, req.ctx, req.warnings, {
+      options: writeOptions('UpdateOptions', q),
+      dryRun: q.dryRun === 'All',
+      name: old.metadata.name,
+    });
     if (def.tracksGeneration && canonical(obj.spec) !== canonical(old.spec))
       meta.generation = (old.metadata.generation ?? 0) + 1;
     meta.resourceVersion = old.metadata.resourceVersion;

@@ -1,39 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../log/logger.js';
-import {
-  allowedByRules,
-  Authenticator,
-  type Identity,
-  type KubesimToken,
-  type RequestAttributes,
-} from './auth.js';
+import { AuditLog, type AuditRecord } from './audit.js';
+import { Authenticator, type KubesimToken } from './auth.js';
+import { Authorizer } from './authorizer.js';
+import { PolicyAdmission } from './admission/plugin.js';
 import { Faults, type KubesimFaults } from './faults.js';
 import { ResourceHandlers } from './handlers.js';
 import { IpAllocator, PortAllocator } from './ipalloc.js';
 import { devCertificate } from '../net/dev-cert.js';
 import { buildKubeConfig, writeKubeconfigFile } from './kubeconfig.js';
 import { NamespaceLifecycle } from './lifecycle.js';
-import { configMapResource, secretResource, serviceAccountResource } from './resources/config.js';
-import {
-  clusterRoleBindingResource,
-  clusterRoleResource,
-  roleBindingResource,
-  roleResource,
-} from './resources/rbac.js';
-import {
-  deploymentResource,
-  jobResource,
-  networkPolicyResource,
-  podDisruptionBudgetResource,
-} from './resources/workloads.js';
-import { rbacRulesFor } from './rbac.js';
+import { Reviews } from './reviews.js';
 import { ServiceAccountTokens } from './tokens.js';
-import { coreEventResource, eventsV1Resource } from './resources/events.js';
-import { leaseResource } from './resources/leases.js';
-import { namespaceResource } from './resources/namespaces.js';
-import { Registry, resourceKey } from './resources/registry.js';
-import { serviceResource } from './resources/services.js';
+import { resourceKey } from './resources/registry.js';
+import { buildRegistry } from './kinds.js';
 import { KubesimServer } from './server.js';
 import { Store } from './store.js';
 import { WatchHub } from './watch.js';
@@ -47,16 +28,11 @@ import { WatchHub } from './watch.js';
  */
 
 export type { Identity, KubesimToken, PolicyRule, RequestAttributes } from './auth.js';
+export type { AuditRecord } from './audit.js';
 export type { RbacObjects } from './rbac.js';
 export { allowedByRules } from './auth.js';
-export { rbacRulesFor } from './rbac.js';
-
-/** One resource request as the authorizer saw it. */
-export interface AuditRecord {
-  user: string;
-  attrs: RequestAttributes;
-  allowed: boolean;
-}
+export { BOOTSTRAP_POLICY, rbacRulesFor } from './rbac.js';
+export { servedKinds } from './kinds.js';
 export type { FailRequestsRule, KubesimFaults } from './faults.js';
 
 export interface KubesimOptions {
@@ -118,33 +94,13 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   const log = opts.logger ?? silentLogger();
   const host = opts.host ?? '127.0.0.1';
   const store = new Store(opts.compactionWindow ?? 1000);
-  const registry = new Registry();
-  const namespaces = namespaceResource();
-  registry.add(namespaces);
-  registry.add(
-    serviceResource(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator()),
-  );
-  registry.add(coreEventResource());
-  registry.add(leaseResource());
-  registry.add(eventsV1Resource());
-  const serviceAccounts = serviceAccountResource();
-  const rbacDefs = {
-    roles: roleResource(),
-    clusterRoles: clusterRoleResource(),
-    roleBindings: roleBindingResource(),
-    clusterRoleBindings: clusterRoleBindingResource(),
-  };
-  for (const def of [
+  const {
+    registry,
+    namespaces,
     serviceAccounts,
-    secretResource(),
-    configMapResource(),
-    ...Object.values(rbacDefs),
-    deploymentResource(),
-    jobResource(),
-    podDisruptionBudgetResource(),
-    networkPolicyResource(),
-  ])
-    registry.add(def);
+    rbac: rbacDefs,
+    policies: policyDefs,
+  } = buildRegistry(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator());
 
   const lifecycle = new NamespaceLifecycle(
     store,
@@ -153,7 +109,12 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     opts.namespaceFinalizeDelayMs ?? 50,
     log,
   );
-  const handlers = new ResourceHandlers(store, lifecycle, namespaces);
+  const handlers = new ResourceHandlers(
+    store,
+    lifecycle,
+    namespaces,
+    new PolicyAdmission(store, registry, { ...policyDefs, namespaces }),
+  );
   const watches = new WatchHub(store, {
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     bufferBytes: opts.watchBufferBytes ?? 10 * 1024 * 1024,
@@ -171,26 +132,14 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     store.get(resourceKey(serviceAccounts), `${ns}/${name}`),
   );
   const auth = new Authenticator(tokens, (t) => saTokens.authenticate(t));
-  const authorize = (who: Identity, attrs: RequestAttributes): boolean => {
-    if (who.source.kind === 'static') return !who.source.rules || allowedByRules(who.source.rules, attrs);
-    const list = (def: (typeof rbacDefs)[keyof typeof rbacDefs]) => store.list(resourceKey(def));
-    const rules = rbacRulesFor(
-      {
-        roles: list(rbacDefs.roles),
-        clusterRoles: list(rbacDefs.clusterRoles),
-        roleBindings: list(rbacDefs.roleBindings),
-        clusterRoleBindings: list(rbacDefs.clusterRoleBindings),
-      },
-      who,
-    );
-    return allowedByRules(rules, attrs);
-  };
-  let auditLog: AuditRecord[] = [];
-  const audit = (who: Identity, attrs: RequestAttributes, allowed: boolean): void => {
-    // Bounded: a long demo run must not grow without limit.
-    if (auditLog.length >= 200_000) auditLog = auditLog.slice(-100_000);
-    auditLog.push({ user: who.user, attrs, allowed });
-  };
+  const list = (def: (typeof rbacDefs)[keyof typeof rbacDefs]) => store.list(resourceKey(def));
+  const authorizer = new Authorizer(() => ({
+    roles: list(rbacDefs.roles),
+    clusterRoles: list(rbacDefs.clusterRoles),
+    roleBindings: list(rbacDefs.roleBindings),
+    clusterRoleBindings: list(rbacDefs.clusterRoleBindings),
+  }));
+  const auditLog = new AuditLog();
 
   for (const name of opts.initialNamespaces ?? ['default', 'kube-system']) {
     handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
@@ -204,8 +153,9 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
       watches,
       faults,
       auth,
-      authorize,
-      audit,
+      authorizer,
+      reviews: new Reviews(authorizer),
+      audit: (record: AuditRecord) => auditLog.add(record),
       log,
       store,
       futureRvWaitMs: opts.futureResourceVersionWaitMs ?? 3000,
@@ -225,10 +175,8 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     writeKubeconfig: (path, token = admin) => writeKubeconfigFile(path, url, token, cert?.cert),
     faults,
     serviceAccountToken: (namespace, name) => saTokens.issue(namespace, name),
-    audit: () => auditLog,
-    clearAudit: () => {
-      auditLog = [];
-    },
+    audit: () => auditLog.all(),
+    clearAudit: () => auditLog.clear(),
     compact: () => store.compact(),
     async restart() {
       await server.close();

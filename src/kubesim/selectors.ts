@@ -213,3 +213,30 @@ export function matches(filter: ObjectFilter, obj: KubeObject): boolean {
     matchesFields(filter.fields, (f) => filter.fieldValue(obj, f))
   );
 }
+
+/** A metav1.LabelSelector as stored (matchLabels, matchExpressions). */
+export interface LabelSelectorObject {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/**
+ * metav1.LabelSelectorAsSelector, then Matches: an empty (or absent) selector matches
+ * everything; an unknown operator matches nothing (validation refuses it before it is stored).
+ */
+export function matchesLabelSelector(
+  selector: LabelSelectorObject | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
+  const reqs: LabelRequirement[] = [];
+  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) reqs.push({ key, op: '=', value });
+  for (const e of selector?.matchExpressions ?? []) {
+    const values = e.values ?? [];
+    if (e.operator === 'In') reqs.push({ key: e.key, op: 'in', values });
+    else if (e.operator === 'NotIn') reqs.push({ key: e.key, op: 'notin', values });
+    else if (e.operator === 'Exists') reqs.push({ key: e.key, op: 'exists' });
+    else if (e.operator === 'DoesNotExist') reqs.push({ key: e.key, op: '!' });
+    else return false;
+  }
+  return matchesLabels(reqs, labels);
+}

@@ -4,10 +4,15 @@ import type { Socket } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import type { Logger } from '../log/logger.js';
 import { listen } from '../net/listen.js';
+import type { WriteContext } from './admission/attributes.js';
+import type { AuditRecord } from './audit.js';
 import { forbidden, type Authenticator, type Identity, type RequestAttributes } from './auth.js';
+import type { Authorizer } from './authorizer.js';
+import { planImpersonation } from './impersonation.js';
+import type { Reviews } from './reviews.js';
 import { coreVersions, group, groupList, resourceList, versionInfo } from './discovery.js';
 import type { Faults } from './faults.js';
-import { buildFilter } from './filter.js';
+import { buildFilter, nameFromFieldSelector } from './filter.js';
 import type { ResourceHandlers, Reply, RequestBody } from './handlers.js';
 import { parseResourceVersion, validateListOptions } from './list.js';
 import { serveOpenApi } from './openapi/serve.js';
@@ -35,10 +40,12 @@ export interface ServerDeps {
   watches: WatchHub;
   faults: Faults;
   auth: Authenticator;
-  /** Decides a resource request (static rules or stored RBAC). */
-  authorize: (who: Identity, attrs: RequestAttributes) => boolean;
-  /** Sees every authorized-or-denied resource request. */
-  audit: (who: Identity, attrs: RequestAttributes, allowed: boolean) => void;
+  /** Decides resource requests and `impersonate` checks (static rules, stored RBAC, bootstrap policy). */
+  authorizer: Authorizer;
+  /** Answers the self reviews (SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview). */
+  reviews: Reviews;
+  /** Sees every authorized-or-denied resource request; admission may annotate the record later. */
+  audit: (record: AuditRecord) => void;
   log: Logger;
   store: Store;
   /** How long a list or watch at a future resourceVersion waits for it before the 504. */
@@ -174,8 +181,10 @@ export class KubesimServer {
       res.end('ok');
       return undefined;
     }
-    const user = auth.authenticate(req.headers.authorization);
-    if (!user) throw errors.unauthorized();
+    const authenticated = auth.authenticate(req.headers.authorization);
+    if (!authenticated) throw errors.unauthorized();
+    const user = this.impersonate(req, res, authenticated);
+    if (!user) return undefined;
     if (r.kind === 'unknown') throw errors.pathNotFound();
     if (r.kind === 'openapi') {
       const injected = faults.failureFor('get', undefined);
@@ -218,11 +227,31 @@ export class KubesimServer {
       resource: def.plural,
       ...(subresource ? { subresource } : {}),
       namespace,
-      name,
+      // A list or watch of one object by field selector is authorized as that object (RBAC resourceNames).
+      name:
+        name ??
+        (verb === 'list' || verb === 'watch' ? nameFromFieldSelector(query.fieldSelector) : undefined),
     };
-    const allowed = this.deps.authorize(user, attrs);
-    this.deps.audit(user, attrs, allowed);
+    const { allowed } = this.deps.authorizer.decide(user, { resource: attrs });
+    const record: AuditRecord = {
+      user: user.user,
+      groups: user.groups,
+      ...(user.impersonator ? { impersonator: user.impersonator.user } : {}),
+      attrs,
+      allowed,
+    };
+    this.deps.audit(record);
     if (!allowed) throw forbidden(user, attrs);
+    const ctx: WriteContext = {
+      user,
+      annotate(key, value) {
+        record.annotations = { ...record.annotations, [key]: value };
+      },
+    };
+    if (def.review) {
+      if (verb !== 'create') throw errors.methodNotAllowed();
+      return this.deps.reviews.answer(def, (await readObject(req, def)).value, user);
+    }
 
     const wq = writeQuerySchema.safeParse(queryObject(url.searchParams));
     if (!wq.success) throw errors.badRequest(wq.error.issues[0]?.message ?? 'invalid query');
@@ -239,9 +268,9 @@ export class KubesimServer {
         this.serveWatch(def, namespace, name, query, res, watchTable(req, url, def));
         return undefined;
       case 'create':
-        return handlers.create(def, namespace, await readObject(req, def), wq.data);
+        return handlers.create(def, namespace, await readObject(req, def), wq.data, ctx);
       case 'update':
-        return handlers.update(def, namespace, name ?? '', await readObject(req, def), wq.data);
+        return handlers.update(def, namespace, name ?? '', await readObject(req, def), wq.data, ctx);
       case 'patch':
         return handlers.patch(
           def,
@@ -250,6 +279,7 @@ export class KubesimServer {
           req.headers['content-type'] ?? '',
           await readBody(req),
           wq.data,
+          ctx,
         );
       case 'delete': {
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -259,6 +289,7 @@ export class KubesimServer {
             namespace,
             name ?? '',
             decodeProtobufDeleteOptions(await readBodyBytes(req)),
+            ctx,
           );
         const raw = (await readBody(req)).trim();
         let body: unknown;
@@ -267,11 +298,40 @@ export class KubesimServer {
         } catch {
           throw errors.badRequest('DeleteOptions: body is not valid JSON');
         }
-        return handlers.delete(def, namespace, name ?? '', body);
+        return handlers.delete(def, namespace, name ?? '', body, ctx);
       }
       default:
         throw errors.methodNotAllowed();
     }
+  }
+
+  /**
+   * The identity a request runs as: the authenticated one, or the one its `Impersonate-*` headers
+   * ask for once each `impersonate` check passed (403 otherwise). Undefined when the response
+   * was already written (the filter's plain-text 500 for groups without a user).
+   */
+  private impersonate(req: IncomingMessage, res: ServerResponse, who: Identity): Identity | undefined {
+    const result = planImpersonation(req.headersDistinct, who);
+    if (result.kind === 'none') return who;
+    if (result.kind === 'error') {
+      // responsewriters.InternalError: text, not a Status, with the request URI quoted.
+      const text = `Internal Server Error: ${JSON.stringify(req.url ?? '')}: ${result.message}`
+        .replace(/&/g, '&amp;')
+        .replace(/</g, '&lt;')
+        .replace(/>/g, '&gt;');
+      res.writeHead(500, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      });
+      res.end(`${text}\n`);
+      return undefined;
+    }
+    for (const check of result.plan.checks) {
+      const { allowed } = this.deps.authorizer.decide(who, { resource: check });
+      this.deps.audit({ user: who.user, groups: who.groups, attrs: check, allowed });
+      if (!allowed) throw forbidden(who, check);
+    }
+    return result.plan.identity;
   }
 
   /** A read at a future resourceVersion first waits for it, as the watch cache does (~3 s). */

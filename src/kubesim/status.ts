@@ -1,4 +1,8 @@
-import type { ResourceDef } from './resources/registry.js';
+/** A resource as errors name it (schema.GroupResource): what a ResourceDef is to this module. */
+export interface GroupResource {
+  group: string;
+  plural: string;
+}
 
 /**
  * Error bodies exactly as kube-apiserver writes them (metav1.Status). Clients such as client-go
@@ -35,7 +39,7 @@ export class ApiError extends Error {
   override name = 'ApiError';
   constructor(
     readonly status: StatusBody,
-    readonly headers: Record<string, string> = {},
+    readonly headers: Record<string, string | string[]> = {},
   ) {
     super(status.message ?? status.reason ?? 'error');
   }
@@ -65,12 +69,12 @@ function failure(
 }
 
 /** `services` for the core group, `leases.coordination.k8s.io` otherwise (schema.GroupResource.String()). */
-export function qualifiedResource(def: Pick<ResourceDef, 'group' | 'plural'>): string {
+export function qualifiedResource(def: GroupResource): string {
   return def.group ? `${def.plural}.${def.group}` : def.plural;
 }
 
 /** Details block as the real server fills it: group is omitted for the core group. */
-function resourceDetails(def: Pick<ResourceDef, 'group' | 'plural'>, name?: string): StatusDetails {
+function resourceDetails(def: GroupResource, name?: string): StatusDetails {
   return {
     ...(name !== undefined && name !== '' ? { name } : {}),
     ...(def.group ? { group: def.group } : {}),
@@ -78,7 +82,7 @@ function resourceDetails(def: Pick<ResourceDef, 'group' | 'plural'>, name?: stri
   };
 }
 
-type ResRef = Pick<ResourceDef, 'group' | 'plural'>;
+type ResRef = GroupResource;
 
 export const errors = {
   notFound(def: ResRef, name: string): ApiError {

@@ -32,6 +32,7 @@ export class ServiceAccountTokens {
     if (!t || this.lookup(t.namespace, t.name)?.metadata.uid !== t.uid) return undefined;
     return {
       user: `system:serviceaccount:${t.namespace}:${t.name}`,
+      uid: t.uid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${t.namespace}`, 'system:authenticated'],
       source: { kind: 'rbac' },
     };

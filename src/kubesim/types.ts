@@ -39,3 +39,12 @@ export function clone<T>(value: T): T {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** Go decodes JSON null as "unset"; dropping nulls up front gives the same result. */
+export function stripNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripNulls);
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = stripNulls(v);
+  return out;
+}

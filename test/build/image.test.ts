@@ -47,9 +47,9 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('builds with npm run build, prunes dev dependencies and runs on Node 22', () => {
+  it('builds with npm run build, prunes dev dependencies and runs on Node 22 pinned by digest', () => {
     const arg = instructions.find((i) => i.keyword === 'ARG' && i.raw.startsWith('NODE_IMAGE='));
-    expect(arg?.raw).toMatch(/^NODE_IMAGE=node:22[-.]/);
+    expect(arg?.raw).toMatch(/^NODE_IMAGE=node:22[-.][a-z0-9.-]*@sha256:[0-9a-f]{64}$/);
     const [build, runtime] = stages();
     expect(build?.name).toBe('build');
     const runs = build!.body.filter((i) => i.keyword === 'RUN').map((i) => i.raw);
@@ -64,11 +64,41 @@ describe('Dockerfile', () => {
     const user = runtime.body.filter((i) => i.keyword === 'USER').at(-1);
     expect(user?.args[0]).toMatch(/^[1-9][0-9]*:[1-9][0-9]*$/);
     const entry = runtime.body.find((i) => i.keyword === 'ENTRYPOINT');
-    expect(entry?.args).toEqual(['node', '/app/dist/cli/main.js']);
+    // tini is PID 1: it reaps children and forwards SIGTERM to node.
+    expect(entry?.args).toEqual(['/sbin/tini', '--', 'node', '/app/dist/cli/main.js']);
+    expect(runtime.body.some((i) => i.keyword === 'RUN' && /apk add --no-cache tini\b/.test(i.raw))).toBe(
+      true,
+    );
     // dist/ comes from the build stage, and package.json with it ("type": "module").
     const copied = runtime.body.filter((i) => i.keyword === 'COPY').map((i) => i.args.at(-1));
     expect(copied).toEqual(expect.arrayContaining(['./dist', './node_modules', './package.json']));
     expect(JSON.parse(readFileSync('package.json', 'utf8')).type).toBe('module');
+  });
+
+  it('carries the OCI labels, with version and revision from build arguments', () => {
+    const runtime = stages().at(-1)!;
+    const labels = runtime.body
+      .filter((i) => i.keyword === 'LABEL')
+      .flatMap((i) => [...i.raw.matchAll(/(org\.opencontainers\.image\.[a-z]+)=/g)].map((m) => m[1]));
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        'org.opencontainers.image.title',
+        'org.opencontainers.image.source',
+        'org.opencontainers.image.licenses',
+        'org.opencontainers.image.version',
+        'org.opencontainers.image.revision',
+        'org.opencontainers.image.created',
+      ]),
+    );
+  });
+
+  it('ships no dev-only code: tsx (and its esbuild) are dev dependencies', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    expect(Object.keys(pkg.dependencies)).not.toContain('tsx');
+    expect(Object.keys(pkg.devDependencies)).toContain('tsx');
   });
 
   it('keeps the image build context small: .dockerignore starts by excluding everything', () => {

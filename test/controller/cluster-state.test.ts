@@ -36,12 +36,12 @@ describe('ClusterState: writes the watch has not shown yet', () => {
     metadata: { name, namespace: 'ops', labels: ownershipLabels(identity) },
     spec: { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP' }] },
   });
-  const inView = (name: string) => state.view(Date.now()).ownedByKey.has(`ops/${name}`);
+  const inView = (name: string) => state.snapshot(Date.now()).owned.has(`ops/${name}`);
 
   it('a deletion after our create shows at once, even when the watch delivered the create before the answer', async () => {
     const created = await kube.create(kinds.service, svc('raced'));
     await waitFor(() => state.services.get('ops', 'raced'), 'cache has it');
-    state.wrote('ops/raced', created, Date.now()); // the HTTP answer arrives after the watch event
+    state.recordWrite('ops/raced', created, Date.now()); // the HTTP answer arrives after the watch event
     await kube.deleteIfExists(kinds.service, 'ops', 'raced');
     await waitFor(() => !state.services.get('ops', 'raced'), 'cache saw the delete');
     expect(inView('raced')).toBe(false);
@@ -49,7 +49,7 @@ describe('ClusterState: writes the watch has not shown yet', () => {
 
   it('a deletion by someone else after our write (the watch slower than the answer) shows too', async () => {
     const created = await kube.create(kinds.service, svc('slow'));
-    state.wrote('ops/slow', created, Date.now());
+    state.recordWrite('ops/slow', created, Date.now());
     expect(inView('slow')).toBe(true); // bridged before the watch shows it
     await kube.deleteIfExists(kinds.service, 'ops', 'slow');
     await waitFor(() => !inView('slow'), 'deletion visible');
@@ -59,7 +59,7 @@ describe('ClusterState: writes the watch has not shown yet', () => {
     await kube.create(kinds.service, svc('gone'));
     await waitFor(() => state.services.get('ops', 'gone'), 'cache has it');
     await kube.deleteIfExists(kinds.service, 'ops', 'gone');
-    state.wrote('ops/gone', null, Date.now());
+    state.recordDelete('ops/gone', undefined, Date.now());
     expect(inView('gone')).toBe(false);
   });
 });

@@ -67,11 +67,13 @@ async function writeCounter(sim: Kubesim): Promise<WriteCounter> {
   return { cache, total: () => n, reset: () => (n = 0) };
 }
 
-export async function startEnv(opts: { namespaces?: string[] } = {}): Promise<ControllerEnv> {
+export async function startEnv(
+  opts: { namespaces?: string[]; namespaceFinalizeDelayMs?: number } = {},
+): Promise<ControllerEnv> {
   const mock = await startTestMock({ ingress: { host: '127.0.0.1' } });
   const sim = await startKubesim({
     initialNamespaces: ['default', 'kube-system', OPERATOR_NS, ...(opts.namespaces ?? ['prod'])],
-    namespaceFinalizeDelayMs: 20,
+    namespaceFinalizeDelayMs: opts.namespaceFinalizeDelayMs ?? 20,
     bookmarkIntervalMs: 500,
   });
   const kube = new KubeClient(sim.kubeConfig());

@@ -6,6 +6,8 @@ import { ManagementClient } from '../../src/api/client/index.js';
 import { EndpointFeed } from '../../src/controller/feed.js';
 import { controllerMetrics } from '../../src/controller/metrics.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { waitFor } from '../kube/helpers.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 const ts = '2026-11-24T00:00:00Z';
 const ep = (i: number) => ({
@@ -77,12 +79,11 @@ describe('endpoint feed: only a complete listing removes', () => {
     const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
     const feed: EndpointFeed = new EndpointFeed({
       client,
-      operatorId: () => 'k8sop_x',
+      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
       log: silentLogger(),
       metrics: controllerMetrics(new Registry()),
       resyncIntervalMs: 60_000,
       onChange: () => changes.push(feed.size),
-      onRegistrationLost: async () => undefined,
     });
     try {
       expect(await feed.relist('first')).toBe(true);
@@ -102,6 +103,55 @@ describe('endpoint feed: only a complete listing removes', () => {
       expect(await feed.relist('unchanged')).toBe(true);
       expect(changes).toEqual([4, 2]);
     } finally {
+      await client.close();
+    }
+  });
+
+  it('polls on the clock seam while there is no stream: the one backoff doubles on failures and starts over after a success', async () => {
+    let plan: ('ok' | 500)[] = [500];
+    const api = await pagedApi(
+      () => plan,
+      () => 2,
+    );
+    server = api.server;
+    const clock = new ManualClock(Date.UTC(2026, 0, 1), 0);
+    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
+    const feed = new EndpointFeed({
+      client,
+      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
+      log: silentLogger(),
+      metrics: controllerMetrics(new Registry()),
+      resyncIntervalMs: 60_000,
+      onChange: () => undefined,
+      poll: { baseDelayMs: 100, maxDelayMs: 400 },
+      notifications: false,
+      clock,
+    });
+    const ctl = new AbortController();
+    const running = feed.run(ctl.signal);
+    try {
+      const waits = async (n: number): Promise<void> => {
+        await waitFor(() => clock.sleeps.length >= n, `${n} waits`);
+      };
+      // Each wait is asked for after the previous listing finished.
+      for (let n = 1; n <= 4; n++) {
+        await waits(n);
+        await clock.advance(clock.sleeps[n - 1]!);
+      }
+      await waits(5); // the fourth listing failed too
+      plan = ['ok'];
+      await clock.advance(clock.sleeps[4]!);
+      await waits(6);
+      expect(clock.sleeps.slice(0, 6)).toEqual([100, 200, 400, 400, 400, 100]);
+      expect(feed.complete).toBe(true);
+      expect(feed.snapshot()).toMatchObject({
+        complete: true,
+        registration: { operatorId: 'k8sop_x', generation: 1 },
+      });
+      expect(feed.snapshot().endpoints).toHaveLength(2);
+    } finally {
+      ctl.abort();
+      await running;
       await client.close();
     }
   });

@@ -35,6 +35,10 @@ describe('controller: status, metrics, events, logs, selector test', () => {
       'statuses',
     );
     await eventually(() => ctl.status().counts['name-conflict'] === 1, 'conflict seen');
+    // Followers know name conflicts too now (names are read before planning): wait for the
+    // leader's writes explicitly.
+    await eventually(() => ctl.isLeader(), 'leading');
+    await eventually(() => env.service('prod', 'api'), 'projected in the cluster');
   });
   afterAll(async () => {
     vi.restoreAllMocks();

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { EventRecorder, objectRef } from '../../src/kube/events/recorder.js';
-import { isConflict, KubeApiError } from '../../src/kube/errors.js';
+import { retryOnConflict } from '../../src/kube/conflict-retry.js';
+import { isAlreadyExists, isConflict, KubeApiError } from '../../src/kube/errors.js';
 import { EventSchema, ListSchema, type Service } from '../../src/kube/objects.js';
 import { collectionPath, kinds } from '../../src/kube/resources.js';
 import { KubeTransport, type KubeRequest } from '../../src/kube/transport.js';
@@ -79,6 +80,27 @@ describe('event recorder', () => {
     expect(evs[0]?.count).toBe(1);
   });
 
+  it('filters Normal Events beyond the spam limit and never a Warning', async () => {
+    const svc = await admin.create(kinds.service, service(NS, 'spam'));
+    const registry = newRegistry();
+    const rec = new EventRecorder({
+      kubeConfig: sim.kubeConfig(),
+      logger: captureLogger().logger,
+      metrics: registry,
+      normalRateLimit: { burst: 2, perSecond: 0.0001 },
+    });
+    const ref = objectRef(svc, 'Service', 'v1');
+    for (let i = 0; i < 4; i++) rec.normal(ref, 'Created', `created ${i}`);
+    rec.warning(ref, 'WriteFailed', 'could not write');
+    rec.warning(ref, 'NameConflict', 'in the way');
+    await rec.flush();
+    const evs = await eventsAbout('spam');
+    expect(evs.filter((e) => e.type === 'Normal').map((e) => e.message)).toEqual(['created 0', 'created 1']);
+    expect(evs.filter((e) => e.type === 'Warning')).toHaveLength(2);
+    expect(rec.filtered).toBe(2);
+    expect(await metricValue(registry, 'endpoint_binder_kube_events_total', { result: 'filtered' })).toBe(2);
+  });
+
   it('never blocks or throws under a failing, slow API: bounded queue, drops counted', async () => {
     sim.faults.failRequests({ status: 500, share: 1, match: { resource: 'events' } });
     sim.faults.latency(20);
@@ -107,21 +129,25 @@ describe('event recorder', () => {
 });
 
 describe('write helpers', () => {
-  it('createOrUpdate creates, leaves an equal object alone, and updates keeping server fields', async () => {
-    const created = await admin.createOrUpdate(kinds.service, service(NS, 'cou', 80));
-    expect(created.operation).toBe('created');
-    const clusterIP = created.object.spec?.clusterIP;
-    const same = await admin.createOrUpdate(kinds.service, service(NS, 'cou', 80));
-    expect(same.operation).toBe('unchanged');
-    expect(same.object.metadata.resourceVersion).toBe(created.object.metadata.resourceVersion);
-    const updated = await admin.createOrUpdate(kinds.service, service(NS, 'cou', 8080, { v: '2' }));
-    expect(updated.operation).toBe('updated');
-    expect(updated.object.spec?.ports?.[0]?.port).toBe(8080);
-    expect(updated.object.spec?.clusterIP).toBe(clusterIP);
-    expect(updated.object.metadata.labels?.['v']).toBe('2');
-  });
+  /** Read, merge our labels over the live ones, write with the read resourceVersion: one attempt. */
+  const mergeLabels =
+    (client: KubeClient, name: string, labels: Record<string, string>, onAttempt = () => undefined) =>
+    async (): Promise<{ object: Service; operation: 'created' | 'updated' }> => {
+      onAttempt();
+      const live = await client.get(kinds.service, NS, name);
+      if (!live)
+        return {
+          object: await client.create(kinds.service, service(NS, name, 80, labels)),
+          operation: 'created',
+        };
+      const next: Service = {
+        ...live,
+        metadata: { ...live.metadata, labels: { ...live.metadata.labels, ...labels } },
+      };
+      return { object: await client.replace(kinds.service, next), operation: 'updated' };
+    };
 
-  it('createOrUpdate: a stale PUT gets 409 Conflict and is retried with a fresh read', async () => {
+  it('retryOnConflict: a stale PUT gets 409 Conflict and is retried with a fresh read', async () => {
     await admin.create(kinds.service, service(NS, 'stale'));
     const other = new KubeClient(sim.kubeConfig());
     let first = true;
@@ -137,25 +163,20 @@ describe('write helpers', () => {
     }
     const racing = new KubeClient(new RacingTransport(sim.kubeConfig()));
     let mutations = 0;
-    const out = await racing.createOrUpdate(kinds.service, service(NS, 'stale', 80, { mine: 'yes' }), {
-      mutate: (existing, desired): Service => {
+    let attempts = 0;
+    const out = await retryOnConflict(
+      mergeLabels(racing, 'stale', { mine: 'yes' }, () => {
+        attempts++;
         mutations++;
-        return {
-          ...existing,
-          metadata: {
-            ...existing.metadata,
-            labels: { ...existing.metadata.labels, ...desired.metadata.labels },
-          },
-        };
-      },
-    });
+      }),
+    );
     expect(out.operation).toBe('updated');
-    expect(out.attempts).toBe(2);
+    expect(attempts).toBe(2);
     expect(mutations).toBe(2);
     expect(out.object.metadata.labels).toMatchObject({ mine: 'yes', theirs: 'yes' });
   });
 
-  it('createOrUpdate: an AlreadyExists race on create is retried as an update', async () => {
+  it('retryOnConflict: an AlreadyExists race on create is retried as an update', async () => {
     const other = new KubeClient(sim.kubeConfig());
     let first = true;
     class RacingTransport extends KubeTransport {
@@ -168,9 +189,13 @@ describe('write helpers', () => {
       }
     }
     const racing = new KubeClient(new RacingTransport(sim.kubeConfig()));
-    const out = await racing.createOrUpdate(kinds.service, service(NS, 'race-create', 80, { mine: 'yes' }));
+    let attempts = 0;
+    const out = await retryOnConflict(
+      mergeLabels(racing, 'race-create', { mine: 'yes' }, () => void attempts++),
+      { alsoRetry: isAlreadyExists },
+    );
     expect(out.operation).toBe('updated');
-    expect(out.attempts).toBe(2);
+    expect(attempts).toBe(2);
     expect(out.object.metadata.labels).toMatchObject({ mine: 'yes', theirs: 'yes' });
   });
 
@@ -188,13 +213,14 @@ describe('write helpers', () => {
       }
     }
     const racing = new KubeClient(new AlwaysRacing(sim.kubeConfig()));
-    const err = await racing
-      .createOrUpdate(kinds.service, service(NS, 'always-conflict', 80, { mine: 'x' }), {
-        maxConflictRetries: 2,
-      })
-      .catch((e: unknown) => e);
+    let attempts = 0;
+    const err = await retryOnConflict(
+      mergeLabels(racing, 'always-conflict', { mine: 'x' }, () => void attempts++),
+      { attempts: 3 },
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KubeApiError);
     expect(isConflict(err)).toBe(true);
+    expect(attempts).toBe(3);
   });
 
   it('mergePatch sends a merge patch (null removes a key); deleteIfExists treats 404 as success', async () => {

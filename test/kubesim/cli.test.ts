@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
+import { servedKinds } from '../../src/kubesim/index.js';
 
 describe('endpoint-binder kubesim', () => {
   it('prints help and rejects bad flags with exit code 2', async () => {
@@ -12,7 +13,22 @@ describe('endpoint-binder kubesim', () => {
     const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       expect(await runCli(['kubesim', '--help'])).toBe(0);
-      expect(String(out.mock.calls[0]?.[0])).toContain('--kubeconfig <path>');
+      const help = String(out.mock.calls[0]?.[0]);
+      expect(help).toContain('--kubeconfig <path>');
+      // Every kind the registry serves is listed, generated from it.
+      const kinds = servedKinds();
+      expect(kinds.map((k) => k.kind)).toEqual(
+        expect.arrayContaining([
+          'Service',
+          'ValidatingAdmissionPolicy',
+          'SelfSubjectAccessReview',
+          'Deployment',
+        ]),
+      );
+      for (const k of kinds)
+        expect(help).toMatch(
+          new RegExp(`^  ${k.resource.replace(/[()+]/g, '\\$&')}\\s+${k.apiVersion}\\s+${k.kind}\\s`, 'm'),
+        );
       expect(await runCli(['kubesim', '--port', 'http'])).toBe(2);
       expect(await runCli(['kubesim', '--nope'])).toBe(2);
     } finally {

@@ -418,6 +418,9 @@ describe('kubesim CRUD semantics', () => {
       'batch',
       'policy',
       'networking.k8s.io',
+      'admissionregistration.k8s.io',
+      'authorization.k8s.io',
+      'authentication.k8s.io',
     ]);
     const batch = await api(sim, 'GET', '/apis/batch/v1');
     expect(batch.body.resources.map((r: { name: string }) => r.name)).toEqual(['jobs', 'jobs/status']);

@@ -30,11 +30,12 @@ export async function api(
   method: string,
   path: string,
   body?: unknown,
-  opts: { token?: string | null; contentType?: string } = {},
+  opts: { token?: string | null; contentType?: string; headers?: Record<string, string> } = {},
 ): Promise<Res> {
   const token = opts.token === undefined ? sim.adminToken : opts.token;
   const headers: Record<string, string> = {
     'Content-Type': opts.contentType ?? 'application/json',
+    ...opts.headers,
   };
   if (token !== null) headers['Authorization'] = `Bearer ${token}`;
   const res = await fetch(sim.url + path, {

@@ -82,9 +82,8 @@ describe('kubesim list', () => {
     }
     const f = await api(sim, 'GET', `${SVC}?fieldSelector=spec.foo%3Dx`);
     expect(f.status).toBe(400);
-    expect(f.body.message).toBe(
-      'Unable to find "/v1, Resource=services" that match label selector "", field selector "spec.foo=x": field label not supported: spec.foo',
-    );
+    // The server's words; kubectl prefixes `Unable to find "/v1, Resource=services" that match ...` itself.
+    expect(f.body.message).toBe('field label not supported: spec.foo');
     const g = await api(sim, 'GET', `${SVC}?fieldSelector=garbage`);
     expect(g.status).toBe(400);
     expect(g.body.message).toBe("invalid selector: 'garbage'; can't understand 'garbage'");

@@ -54,7 +54,10 @@ describe('kubesim OpenAPI v3', () => {
     expect(index.headers.get('content-type')).toBe('application/json');
     expect(Object.keys(index.body.paths).sort()).toEqual([
       'api/v1',
+      'apis/admissionregistration.k8s.io/v1',
       'apis/apps/v1',
+      'apis/authentication.k8s.io/v1',
+      'apis/authorization.k8s.io/v1',
       'apis/batch/v1',
       'apis/coordination.k8s.io/v1',
       'apis/events.k8s.io/v1',

@@ -1,3 +1,5 @@
+import { applyJitter, baseDelay } from '../../time/backoff.js';
+
 /** Retry policy of the client: exponential backoff with full jitter, Retry-After honoured. */
 export interface RetryPolicy {
   /** Retries after the first attempt; 0 disables retrying. */
@@ -45,6 +47,12 @@ export function retryDelayMs(
   random = Math.random,
 ): number {
   if (retryAfterMs !== undefined) return retryAfterMs;
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(random() * ceiling);
+  const ceiling = baseDelay(Math.max(0, attempt - 1), {
+    initialMs: policy.baseDelayMs,
+    maxMs: policy.maxDelayMs,
+    jitter: 1,
+    resetAfterMs: Number.MAX_SAFE_INTEGER,
+  });
+  // Full jitter: anywhere from 0 to the ceiling.
+  return applyJitter(ceiling, 1, 1 - random());
 }

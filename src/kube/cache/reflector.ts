@@ -89,6 +89,12 @@ export interface Cache<T extends KubeObject> {
   waitForSync(signal?: AbortSignal): Promise<void>;
   get(namespace: string | undefined, name: string): T | undefined;
   list(): T[];
+  /**
+   * The resourceVersion the cache is current to (client-go's `LastSyncResourceVersion`): the
+   * last list, watch event or bookmark. A write answered with a resourceVersion at or below it
+   * is already reflected (or superseded) in the cache.
+   */
+  readonly lastSyncResourceVersion: string;
   health(): CacheHealth;
   /** Synchronous handlers; exceptions are caught and logged. Returns an unsubscribe function. */
   on<E extends keyof CacheHandlers<T>>(event: E, handler: CacheHandlers<T>[E]): () => void;
@@ -200,6 +206,10 @@ class Reflector<T extends KubeObject> implements Cache<T> {
 
   list(): T[] {
     return this.store.list();
+  }
+
+  get lastSyncResourceVersion(): string {
+    return this.rv;
   }
 
   health(): CacheHealth {

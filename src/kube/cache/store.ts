@@ -8,16 +8,8 @@ export class Store<T extends KubeObject> {
     return this.items.get(objectKey(namespace, name));
   }
 
-  getByKey(key: string): T | undefined {
-    return this.items.get(key);
-  }
-
   list(): T[] {
     return [...this.items.values()];
-  }
-
-  keys(): string[] {
-    return [...this.items.keys()];
   }
 
   get size(): number {

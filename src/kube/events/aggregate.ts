@@ -17,7 +17,7 @@ export function isValidReason(reason: string): boolean {
 }
 
 /** Events longer than this are truncated (the events.k8s.io note limit is 1 kB). */
-export const MAX_MESSAGE_LENGTH = 1024;
+const MAX_MESSAGE_LENGTH = 1024;
 
 export function truncateMessage(message: string): string {
   return message.length <= MAX_MESSAGE_LENGTH ? message : `${message.slice(0, MAX_MESSAGE_LENGTH - 3)}...`;

@@ -8,6 +8,7 @@ import type { KubeObject, ObjectReference } from '../objects.js';
 import { kinds } from '../resources.js';
 import { KubeTransport } from '../transport.js';
 import { KubeClient } from '../write.js';
+import { TokenBucket } from './token-bucket.js';
 import {
   AggregationCache,
   aggregationKey,
@@ -40,6 +41,11 @@ export interface EventRecorderOptions {
   maxKeys?: number;
   /** Per-request deadline; 10 s. */
   requestTimeoutMs?: number;
+  /**
+   * Spam filter for Normal Events: a burst, then so many a second; beyond it they are dropped
+   * (counted as `filtered`). Warnings are never filtered. Default: no limit.
+   */
+  normalRateLimit?: { burst: number; perSecond: number };
 }
 
 export type InvolvedObject = ObjectReference & { kind: string; name: string };
@@ -78,6 +84,8 @@ export class EventRecorder {
   private readonly cache: AggregationCache;
   private readonly queueSize: number;
   private readonly timeoutMs: number;
+  private readonly normalBucket: TokenBucket | undefined;
+  private filteredCount = 0;
   private worker: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
@@ -92,6 +100,10 @@ export class EventRecorder {
     this.cache = new AggregationCache(opts.aggregationWindowMs ?? 600_000, opts.maxKeys ?? 4096);
     this.queueSize = opts.queueSize ?? 256;
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+    const limit = opts.normalRateLimit;
+    this.normalBucket = limit
+      ? new TokenBucket(limit.burst, limit.perSecond, () => this.clock.now())
+      : undefined;
   }
 
   normal(obj: InvolvedObject, reason: string, message: string): void {
@@ -113,6 +125,11 @@ export class EventRecorder {
       this.log.warn({ reason, type }, 'event rejected: reason must be CamelCase and type Normal or Warning');
       return;
     }
+    if (type === 'Normal' && this.normalBucket && !this.normalBucket.take()) {
+      this.filteredCount++;
+      this.m.events.inc({ result: 'filtered' });
+      return;
+    }
     if (this.queue.length >= this.queueSize) {
       this.m.events.inc({ result: 'dropped' });
       this.log.debug({ reason, object: obj.name }, 'event dropped: queue full');
@@ -123,6 +140,11 @@ export class EventRecorder {
       at: this.clock.now(),
     });
     this.worker ??= this.drain();
+  }
+
+  /** Normal Events dropped by the spam filter so far. */
+  get filtered(): number {
+    return this.filteredCount;
   }
 
   /** Pending events (for health/debug). */

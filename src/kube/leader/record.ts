@@ -36,7 +36,7 @@ export function toLeaseSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-export function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): boolean {
+function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): boolean {
   return (
     a.holderIdentity === b.holderIdentity &&
     a.leaseDurationSeconds === b.leaseDurationSeconds &&
@@ -66,7 +66,7 @@ export function observe(
 }
 
 /** When the observed lease runs out, by our clock. */
-export function expiresAt(obs: Observation, fallbackDurationMs: number): number {
+function expiresAt(obs: Observation, fallbackDurationMs: number): number {
   const secs = obs.record.leaseDurationSeconds;
   return obs.observedAt + (secs > 0 ? secs * 1000 : fallbackDurationMs);
 }

@@ -1,4 +1,10 @@
 import type { z } from 'zod';
+import { bindingObjectSchema, policyObjectSchema } from '../resources/admission-schema.js';
+import {
+  selfSubjectAccessReviewSchema,
+  selfSubjectReviewSchema,
+  selfSubjectRulesReviewSchema,
+} from '../resources/review-schema.js';
 import {
   configMapObjectSchema,
   secretObjectSchema,
@@ -52,6 +58,7 @@ function stored(
 }
 
 const RBAC = 'rbac.authorization.k8s.io';
+const ADMISSION = 'admissionregistration.k8s.io';
 
 export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; list: z.ZodType }>> = {
   '/v1/ServiceAccount': stored(
@@ -141,6 +148,46 @@ export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; li
     'NetworkPolicy',
     networkPolicyObjectSchema,
     'NetworkPolicy describes what network traffic is allowed for a set of Pods',
+  ),
+  [`${ADMISSION}/v1/ValidatingAdmissionPolicy`]: stored(
+    'admissionregistration',
+    ADMISSION,
+    'v1',
+    'ValidatingAdmissionPolicy',
+    policyObjectSchema,
+    'ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.',
+  ),
+  [`${ADMISSION}/v1/ValidatingAdmissionPolicyBinding`]: stored(
+    'admissionregistration',
+    ADMISSION,
+    'v1',
+    'ValidatingAdmissionPolicyBinding',
+    bindingObjectSchema,
+    'ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.',
+  ),
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': stored(
+    'authorization',
+    'authorization.k8s.io',
+    'v1',
+    'SelfSubjectAccessReview',
+    selfSubjectAccessReviewSchema,
+    'SelfSubjectAccessReview checks whether or the current user can perform an action.',
+  ),
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': stored(
+    'authorization',
+    'authorization.k8s.io',
+    'v1',
+    'SelfSubjectRulesReview',
+    selfSubjectRulesReviewSchema,
+    'SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace.',
+  ),
+  'authentication.k8s.io/v1/SelfSubjectReview': stored(
+    'authentication',
+    'authentication.k8s.io',
+    'v1',
+    'SelfSubjectReview',
+    selfSubjectReviewSchema,
+    'SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.',
   ),
 };
 

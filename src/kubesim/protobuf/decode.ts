@@ -108,7 +108,7 @@ export function decodeProtobufObject(bytes: Uint8Array, def: ResourceDef): Recor
     throw errors.unsupportedMediaType(`${PROTOBUF_TYPE} (${apiVersion}/${kind})`, [
       'application/json',
       'application/yaml',
-      `${PROTOBUF_TYPE} (v1 Namespace, Service, Secret, ConfigMap and ServiceAccount only)`,
+      `${PROTOBUF_TYPE} (v1 Namespace, Service, Secret, ConfigMap and ServiceAccount, and the self reviews, only)`,
     ]);
   }
   let decoded: Record<string, unknown>;

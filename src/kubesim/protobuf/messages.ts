@@ -6,7 +6,8 @@ import protobuf from 'protobufjs';
  * k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto (ObjectMeta, Time, OwnerReference),
  * k8s.io/apimachinery/pkg/util/intstr/generated.proto (IntOrString) and
  * k8s.io/api/core/v1/generated.proto (Namespace, Service, and the Secret, ConfigMap and
- * ServiceAccount that client-go's typed clients, helm's release storage among them, send). Fields left out (managedFields,
+ * ServiceAccount that client-go's typed clients, helm's release storage among them, send) and
+ * the self reviews of k8s.io/api/authorization/v1 and authentication/v1 (`kubectl auth`). Fields left out (managedFields,
  * status conditions) are skipped by the decoder; the server drops them on writes anyway.
  */
 const PROTO = `
@@ -158,6 +159,40 @@ message Preconditions {
 // ignores it, so its content is not decoded.
 message ServiceStatus {
 }
+
+// k8s.io/api/authorization/v1 and authentication/v1: the self reviews kubectl auth sends. Their
+// status is the server's answer, so it is not decoded; selector attributes are skipped.
+message SelfSubjectAccessReview {
+  optional ObjectMeta metadata = 1;
+  optional SelfSubjectAccessReviewSpec spec = 2;
+}
+message SelfSubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1;
+  optional NonResourceAttributes nonResourceAttributes = 2;
+}
+message ResourceAttributes {
+  optional string namespace = 1;
+  optional string verb = 2;
+  optional string group = 3;
+  optional string version = 4;
+  optional string resource = 5;
+  optional string subresource = 6;
+  optional string name = 7;
+}
+message NonResourceAttributes {
+  optional string path = 1;
+  optional string verb = 2;
+}
+message SelfSubjectRulesReview {
+  optional ObjectMeta metadata = 1;
+  optional SelfSubjectRulesReviewSpec spec = 2;
+}
+message SelfSubjectRulesReviewSpec {
+  optional string namespace = 1;
+}
+message SelfSubjectReview {
+  optional ObjectMeta metadata = 1;
+}
 `;
 
 export const root = protobuf.parse(PROTO, { keepCase: true }).root;
@@ -203,4 +238,7 @@ export const KIND_MESSAGES: Readonly<Record<string, protobuf.Type>> = {
   'v1/Secret': root.lookupType('kubesim.Secret'),
   'v1/ConfigMap': root.lookupType('kubesim.ConfigMap'),
   'v1/ServiceAccount': root.lookupType('kubesim.ServiceAccount'),
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': root.lookupType('kubesim.SelfSubjectAccessReview'),
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': root.lookupType('kubesim.SelfSubjectRulesReview'),
+  'authentication.k8s.io/v1/SelfSubjectReview': root.lookupType('kubesim.SelfSubjectReview'),
 };

@@ -28,7 +28,6 @@ export function basicResource(
     nameRule: isDNS1123Subdomain,
     schema,
     decode: (obj) => decodeWith(schema, obj, names.kind, apiVersionOf(names)),
-    selectableFields: {},
     ...over,
   };
 }

@@ -2,7 +2,7 @@ import type { KubeObject } from '../types.js';
 import { field, type FieldError } from '../validation/field.js';
 import { basicResource } from './basic.js';
 import { configMapObjectSchema, secretObjectSchema, serviceAccountObjectSchema } from './config-schema.js';
-import type { ResourceDef } from './registry.js';
+import { META_FIELD_LABELS, type ResourceDef } from './registry.js';
 
 /** core/v1 ServiceAccounts, Secrets and ConfigMaps (pkg/registry/core/{serviceaccount,secret,configmap}). */
 
@@ -69,6 +69,7 @@ export function secretResource(): ResourceDef {
         }
         obj['type'] ??= 'Opaque';
       },
+      fieldLabels: { ...META_FIELD_LABELS, type: (o) => (typeof o['type'] === 'string' ? o['type'] : '') },
       validate(obj, old) {
         const data = (obj['data'] as Record<string, string> | undefined) ?? {};
         const errs = keyErrors('data', Object.keys(data));

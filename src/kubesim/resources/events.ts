@@ -3,7 +3,7 @@ import { field, type FieldError } from '../validation/field.js';
 import { isDNS1123Subdomain } from '../validation/names.js';
 import { decodeWith } from './decode.js';
 import { coreEventObjectSchema, eventsV1ObjectSchema } from './event-schema.js';
-import type { ResourceDef } from './registry.js';
+import { META_FIELD_LABELS, type ResourceDef } from './registry.js';
 
 /**
  * Events in both API groups. A real server stores them once and converts between the views;
@@ -11,6 +11,8 @@ import type { ResourceDef } from './registry.js';
  */
 
 const TYPES = ['Normal', 'Warning'];
+/** The ObjectReference fields a field selector can name. */
+const REFERENCE_FIELDS = ['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath'];
 
 function str(o: KubeObject, ...path: string[]): string {
   let cur: unknown = o;
@@ -53,12 +55,15 @@ export function coreEventResource(): ResourceDef {
         errs.push(field.invalid('type', '', `has invalid value: ${type}`));
       return errs;
     },
-    selectableFields: {
-      'involvedObject.kind': (o) => str(o, 'involvedObject', 'kind'),
-      'involvedObject.namespace': (o) => str(o, 'involvedObject', 'namespace'),
-      'involvedObject.name': (o) => str(o, 'involvedObject', 'name'),
-      'involvedObject.uid': (o) => str(o, 'involvedObject', 'uid'),
+    // AddFieldLabelConversionsForEvent and the event strategy's ToSelectableFields.
+    fieldLabels: {
+      ...META_FIELD_LABELS,
+      ...Object.fromEntries(
+        REFERENCE_FIELDS.map((f) => [`involvedObject.${f}`, (o: KubeObject) => str(o, 'involvedObject', f)]),
+      ),
       reason: (o) => str(o, 'reason'),
+      reportingComponent: (o) => str(o, 'reportingComponent'),
+      source: (o) => str(o, 'source', 'component') || str(o, 'reportingComponent'),
       type: (o) => str(o, 'type'),
     },
   };
@@ -90,11 +95,14 @@ export function eventsV1Resource(): ResourceDef {
       }
       return errs;
     },
-    selectableFields: {
-      'regarding.kind': (o) => str(o, 'regarding', 'kind'),
-      'regarding.namespace': (o) => str(o, 'regarding', 'namespace'),
-      'regarding.name': (o) => str(o, 'regarding', 'name'),
+    // The events.k8s.io field label conversion: its names for the same selectable fields (no `source`).
+    fieldLabels: {
+      ...META_FIELD_LABELS,
+      ...Object.fromEntries(
+        REFERENCE_FIELDS.map((f) => [`regarding.${f}`, (o: KubeObject) => str(o, 'regarding', f)]),
+      ),
       reason: (o) => str(o, 'reason'),
+      reportingController: (o) => str(o, 'reportingController'),
       type: (o) => str(o, 'type'),
     },
   };

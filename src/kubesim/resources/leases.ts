@@ -56,6 +56,5 @@ export function leaseResource(): ResourceDef {
       }
       return errs;
     },
-    selectableFields: {},
   };
 }

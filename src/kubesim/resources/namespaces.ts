@@ -37,7 +37,9 @@ export function namespaceResource(): ResourceDef {
         obj.status = { phase: 'Active' };
       }
     },
-    selectableFields: {
+    // AddFieldLabelConversionsForNamespace: no metadata.namespace.
+    fieldLabels: {
+      'metadata.name': (o) => o.metadata.name,
       'status.phase': (o) => (isRecord(o.status) && typeof o.status.phase === 'string' ? o.status.phase : ''),
     },
   };

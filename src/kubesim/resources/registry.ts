@@ -56,9 +56,29 @@ export interface ResourceDef {
    * `prepare` is expected to keep the stored status on main-resource writes.
    */
   statusSubresource?: boolean;
-  /** Extra field selector labels beyond metadata.name/metadata.namespace. */
-  selectableFields?: Record<string, (obj: KubeObject) => string | undefined>;
+  /** Set on the view of a kind through a subresource (statusView): the subresource's name. */
+  subresource?: 'status';
+  /**
+   * The kind's own field label conversion (AddFieldLabelConversionFunc in
+   * pkg/apis/<group>/<version>/conversion.go): every field selector label it accepts, with the
+   * value an object has for it; any other label is `field label not supported: <label>`.
+   * Undefined: the default conversion, `metadata.name` and `metadata.namespace` only.
+   */
+  fieldLabels?: Record<string, (obj: KubeObject) => string>;
+  /**
+   * A create-only kind that is never stored (the self reviews): a create is answered from the
+   * request's identity by reviews.ts.
+   */
+  review?: boolean;
+  /** Discovery categories (`all` for the kinds `kubectl get all` lists). */
+  categories?: string[];
 }
+
+/** The field labels every kind's conversion accepts unless it says otherwise: ObjectMeta's. */
+export const META_FIELD_LABELS: Readonly<Record<string, (obj: KubeObject) => string>> = {
+  'metadata.name': (o) => o.metadata.name,
+  'metadata.namespace': (o) => o.metadata.namespace ?? '',
+};
 
 export function apiVersionOf(def: Pick<ResourceDef, 'group' | 'version'>): string {
   return def.group ? `${def.group}/${def.version}` : def.version;
@@ -107,6 +127,7 @@ export class Registry {
 export function statusView(def: ResourceDef): ResourceDef {
   return {
     ...def,
+    subresource: 'status',
     prepare(obj, old) {
       if (!old) return;
       const status = obj['status'];

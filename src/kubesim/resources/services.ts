@@ -12,7 +12,7 @@ import {
 } from '../validation/service.js';
 import { decodeWith } from './decode.js';
 import { serviceObjectSchema } from './service-schema.js';
-import type { ResourceDef } from './registry.js';
+import { META_FIELD_LABELS, type ResourceDef } from './registry.js';
 
 /** Defaulting as SetDefaults_Service / SetDefaults_ServicePort do it. */
 function applyDefaults(spec: ServiceSpec): void {
@@ -182,7 +182,9 @@ export function serviceResource(ips: IpAllocator, nodePorts: PortAllocator): Res
       if (ip) ips.release(ip);
       for (const p of heldNodePorts(spec)) nodePorts.release(p);
     },
-    selectableFields: {
+    categories: ['all'],
+    fieldLabels: {
+      ...META_FIELD_LABELS,
       'spec.clusterIP': (o) => serviceSpec(o).clusterIP ?? '',
       'spec.type': (o) => serviceSpec(o).type ?? '',
     },

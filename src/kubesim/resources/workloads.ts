@@ -92,6 +92,7 @@ export function deploymentResource(): ResourceDef {
     {
       tracksGeneration: true,
       statusSubresource: true,
+      categories: ['all'],
       mergeKeys: CONTAINER_MERGE_KEYS,
       prepare(obj, old) {
         keepStatus(obj, old);
@@ -131,6 +132,7 @@ export function jobResource(): ResourceDef {
     {
       tracksGeneration: true,
       statusSubresource: true,
+      categories: ['all'],
       mergeKeys: CONTAINER_MERGE_KEYS,
       prepare(obj, old) {
         keepStatus(obj, old);

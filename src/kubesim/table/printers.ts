@@ -1,55 +1,30 @@
 import { z } from 'zod';
 import type { KubeObject } from '../types.js';
+import {
+  AGE_DOC,
+  ageCol,
+  col,
+  formatLabels,
+  nameCol,
+  optNum,
+  optStr,
+  view,
+  type Cell,
+  type ColumnDefinition,
+  type Printer,
+} from './columns.js';
 import { since } from './duration.js';
+import { POLICY_PRINTERS } from './policy-printers.js';
+import { WORKLOAD_PRINTERS } from './workload-printers.js';
+
+export type { Cell, ColumnDefinition, Printer } from './columns.js';
+export { formatLabels } from './columns.js';
 
 /**
  * The server-side printers of pkg/printers/internalversion for the kinds kubesim stores: column
  * definitions and row cells exactly as kube-apiserver generates them (always the wide variant;
  * kubectl hides priority > 0 columns unless `-o wide`).
  */
-
-export interface ColumnDefinition {
-  name: string;
-  type: string;
-  format: string;
-  description: string;
-  priority: number;
-}
-
-export type Cell = string | number;
-
-export interface Printer {
-  columns: ColumnDefinition[];
-  cells(obj: KubeObject, now: number): Cell[];
-}
-
-function col(name: string, description: string, extra: Partial<ColumnDefinition> = {}): ColumnDefinition {
-  return { name, type: 'string', format: '', description, priority: 0, ...extra };
-}
-
-const NAME_DOC =
-  'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.';
-const AGE_DOC =
-  'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.';
-const nameCol = (extra: Partial<ColumnDefinition> = {}) =>
-  col('Name', NAME_DOC, { format: 'name', ...extra });
-const ageCol = () => col('Age', AGE_DOC);
-
-/** labels.FormatLabels: sorted `k=v` pairs, `<none>` when empty. */
-export function formatLabels(map: Record<string, string> | undefined): string {
-  const keys = Object.keys(map ?? {}).sort();
-  if (keys.length === 0) return '<none>';
-  return keys.map((k) => `${k}=${map?.[k] ?? ''}`).join(',');
-}
-
-// Lenient views: stored objects already passed their resource's decode; a field of an
-// unexpected shape prints as unset rather than failing the whole table.
-const view = <T extends z.ZodType>(schema: T, obj: unknown): z.infer<T> | undefined => {
-  const parsed = schema.safeParse(obj);
-  return parsed.success ? parsed.data : undefined;
-};
-const optStr = z.string().optional().catch(undefined);
-const optNum = z.number().optional().catch(undefined);
 
 const serviceView = z.looseObject({
   spec: z
@@ -326,6 +301,8 @@ const PRINTERS: Record<string, Printer> = {
     columns: eventColumns,
     cells: (obj, now) => eventCells(obj, eventsV1Fields(obj), now),
   },
+  ...WORKLOAD_PRINTERS,
+  ...POLICY_PRINTERS,
 };
 
 /** rest.NewDefaultTableConvertor: what a real server prints for kinds without a printer. */

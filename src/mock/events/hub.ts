@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { EndpointRecord } from '../resources/endpoints.js';
+import type { StoredEndpoint } from '../resources/stored-endpoint.js';
 import type { MockServices } from '../services.js';
 import { AccountEventLog, type EndpointEvent, type EndpointEventType } from './log.js';
 
@@ -39,7 +39,7 @@ export class OperatorEventHub {
   }
 
   /** Logs an endpoint change and fans it out to every open stream of the account. */
-  record(accountId: string, type: EndpointEventType, endpoint: EndpointRecord): EndpointEvent {
+  record(accountId: string, type: EndpointEventType, endpoint: StoredEndpoint): EndpointEvent {
     const event = this.log(accountId).append(type, endpoint, this.services.timestamp());
     this.services.bus.emit(ENDPOINT_EVENT, event);
     return event;

@@ -1,4 +1,4 @@
-import type { EndpointRecord } from '../resources/endpoints.js';
+import type { StoredEndpoint } from '../resources/stored-endpoint.js';
 
 export const ENDPOINT_EVENT_TYPES = ['endpoint.created', 'endpoint.updated', 'endpoint.deleted'] as const;
 export type EndpointEventType = (typeof ENDPOINT_EVENT_TYPES)[number];
@@ -9,7 +9,7 @@ export interface EndpointEvent {
   id: number;
   accountId: string;
   type: EndpointEventType;
-  endpoint: EndpointRecord;
+  endpoint: StoredEndpoint;
   at: string;
 }
 
@@ -34,7 +34,7 @@ export class AccountEventLog {
     return this.head;
   }
 
-  append(type: EndpointEventType, endpoint: EndpointRecord, at: string): EndpointEvent {
+  append(type: EndpointEventType, endpoint: StoredEndpoint, at: string): EndpointEvent {
     const event: EndpointEvent = {
       id: ++this.head,
       accountId: this.accountId,

@@ -16,38 +16,14 @@ import { listReply } from '../paging.js';
 import type { MockServices } from '../services.js';
 import type { AccountState } from '../store/account-state.js';
 import { requireNonEmptyUpdate } from './shared.js';
+import type { StoredEndpoint } from './stored-endpoint.js';
 import type { TunnelRecord } from './tunnels.js';
 
-/** A cluster-bound endpoint as the mock stores it. `url` is canonical (`scheme://name.namespace:port`). */
-export interface EndpointRecord {
-  id: string;
-  /** Canonical URL, always with the port: `http://a.b` is stored as `http://a.b:80`. */
-  url: string;
-  scheme: 'http' | 'tcp';
-  name: string;
-  namespace: string;
-  port: number;
-  /** The account's app the endpoint forwards to; when set, an online tunnel serves the endpoint. */
-  upstream_url?: string;
-  pooling_enabled: boolean;
-  bindings: string[];
-  description: string;
-  /** Absent until set; once set (even to "") it is shown. */
-  metadata?: string;
-  created_at: string;
-  updated_at: string;
-  /** Id of the tunnel (in the account's `tunnels` collection) serving this endpoint. */
-  tunnel_id?: string;
-}
-
-declare module '../store/account-state.js' {
-  interface CollectionTypes {
-    endpoints: EndpointRecord;
-  }
-}
+/** @deprecated The stored record is `StoredEndpoint`; this name remains for `src/mock/ingress/upstream.ts` until it moves. */
+export type EndpointRecord = StoredEndpoint;
 
 /** The account's endpoints whose canonical URL is `canonicalUrl`, oldest first (pooled endpoints share a URL). */
-export function endpointsForUrl(state: AccountState, canonicalUrl: string): EndpointRecord[] {
+export function endpointsForUrl(state: AccountState, canonicalUrl: string): StoredEndpoint[] {
   return state
     .collection('endpoints')
     .newestFirst()
@@ -55,7 +31,7 @@ export function endpointsForUrl(state: AccountState, canonicalUrl: string): Endp
     .reverse();
 }
 
-export function renderEndpoint(r: EndpointRecord, baseUrl: string): Endpoint {
+export function renderEndpoint(r: StoredEndpoint, baseUrl: string): Endpoint {
   const host = `${r.name}.${r.namespace}`;
   return {
     id: r.id,
@@ -80,14 +56,14 @@ export function renderEndpoint(r: EndpointRecord, baseUrl: string): Endpoint {
 
 /** The short form of a deleted endpoint in notifications. */
 export function renderDeletedEndpoint(
-  r: EndpointRecord,
+  r: StoredEndpoint,
   baseUrl: string,
 ): { id: string; uri: string; url: string } {
   return { id: r.id, uri: `${baseUrl}/endpoints/${r.id}`, url: r.url };
 }
 
 /** Finds an endpoint of the caller's account or answers 404; other accounts' endpoints do not exist here. */
-export function findEndpoint(ctx: RequestContext, id: string): EndpointRecord {
+function findEndpoint(ctx: RequestContext, id: string): StoredEndpoint {
   const found = ctx.account.collection('endpoints').get(id);
   if (!found) throw new MockError('ERR_150', `endpoint ${id} not found`, { resource: 'endpoint' });
   return found;
@@ -118,7 +94,7 @@ function checkPooling(state: AccountState, url: string, pooling: boolean, selfId
 }
 
 /** Brings the endpoint's tunnel in line with its upstream: created, updated in place, or taken offline. */
-function syncTunnel(services: MockServices, state: AccountState, r: EndpointRecord): EndpointRecord {
+function syncTunnel(services: MockServices, state: AccountState, r: StoredEndpoint): StoredEndpoint {
   const tunnels = state.collection('tunnels');
   const existing = r.tunnel_id ? tunnels.get(r.tunnel_id) : undefined;
   if (r.upstream_url === undefined) {
@@ -145,7 +121,7 @@ function syncTunnel(services: MockServices, state: AccountState, r: EndpointReco
  * Stores a created or updated endpoint: its tunnel follows its upstream, and the account's
  * operators are notified, always together. Answers the stored record.
  */
-function commit(ctx: RequestContext, type: EndpointEventType, r: EndpointRecord): EndpointRecord {
+function commit(ctx: RequestContext, type: EndpointEventType, r: StoredEndpoint): StoredEndpoint {
   const stored = syncTunnel(ctx.services, ctx.account, r);
   ctx.account.collection('endpoints').put(stored);
   operatorEventHub(ctx.services).record(ctx.account.id, type, stored);
@@ -166,7 +142,7 @@ function checkFilter(query: ReadonlyMap<string, string>): void {
 }
 
 /** Every cluster-bound endpoint of the account, newest first (all endpoints here are cluster-bound). */
-export function boundEndpoints(state: AccountState): EndpointRecord[] {
+export function boundEndpoints(state: AccountState): StoredEndpoint[] {
   return state
     .collection('endpoints')
     .newestFirst()

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { documentNesting as nesting } from '../../../src/config/document-nesting.js';
 import {
   MAX_DOCUMENT_NESTING,
   documentLimitViolation,
-  documentNesting,
 } from '../../../src/mock/validation/document-limits.js';
+
+const documentNesting = (text: string, limit = MAX_DOCUMENT_NESTING): number => nesting(text, limit);
 import { findBodyProblem, jsonNesting } from '../../../src/mock/http/json-guards.js';
 
 /** Real nesting depth of a parsed value (containers only). */

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { silentLogger, type Logger } from '../../../log/logger.js';
+import { applyJitter, baseDelay } from '../../../time/backoff.js';
 import { ApiError, ApiResponseError } from '../errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../retry.js';
 import { SERVICE_VERSION } from '../transport.js';
@@ -19,8 +20,13 @@ export const DEFAULT_RECONNECT: ReconnectPolicy = { baseDelayMs: 250, maxDelayMs
  * random value in [ceiling/2, ceiling], so consecutive reconnects never collapse to zero.
  */
 export function reconnectDelayMs(policy: ReconnectPolicy, attempt: number, random = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  const ceiling = baseDelay(Math.max(0, attempt - 1), {
+    initialMs: policy.baseDelayMs,
+    maxMs: policy.maxDelayMs,
+    jitter: 0.5,
+    resetAfterMs: Number.MAX_SAFE_INTEGER,
+  });
+  return applyJitter(ceiling, 0.5, 1 - random());
 }
 
 export interface SseWatchOptions {

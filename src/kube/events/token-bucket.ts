@@ -1,7 +1,7 @@
 /**
  * A token bucket: `take()` is true while tokens last; they refill at `perSecond` up to `burst`.
- * Used to keep Normal Events from a bulk convergence (thousands of creates) from doubling the
- * API server's write load, as client-go's event spam filter does.
+ * The event recorder's spam filter (as client-go's `tools/record/events_cache.go`): Normal
+ * Events from a bulk convergence (thousands of creates) must not double the API server's writes.
  */
 export class TokenBucket {
   private tokens: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBucket } from '../../src/controller/token-bucket.js';
+import { TokenBucket } from '../../src/kube/events/token-bucket.js';
 
 describe('TokenBucket (Normal Event rate limit)', () => {
   it('allows a burst, then refills at the given rate, never above the burst', () => {
