@@ -291,7 +291,6 @@ async function main(): Promise<void> {
       portRange: { min: 1024, max: 65535 },
       serviceLabels: {},
       serviceAnnotations: {},
-      ingressAddress: ing.value.ingress,
     },
   });
   const created = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
@@ -310,7 +309,7 @@ async function main(): Promise<void> {
       releaseName: IDENTITY.release,
       operatorNamespace: NS,
       listenHost: '127.0.0.1',
-      ingress: { tls: false },
+      ingress: { tls: false, address: ing.value.ingress },
       http: { listen: '127.0.0.1:0' },
       limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
       drain: { delaySeconds: 0, timeoutSeconds: 1 },

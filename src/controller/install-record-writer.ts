@@ -11,7 +11,7 @@ import {
   installRecordName,
   type InstallRecord,
 } from '../binding/install-record.js';
-import { describeError, kinds, type ConfigMap, type KubeClient } from '../kube/index.js';
+import { describeError, isAlreadyExists, kinds, retryOnConflict, type KubeClient } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { Backoff, type BackoffOptions } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -70,29 +70,43 @@ export class InstallRecordWriter {
 
   private async write(record: InstallRecord): Promise<void> {
     const { kube, identity, log, signal } = this.opts;
-    const desired = installRecordConfigMap(identity, record);
-    const r = await kube.createOrUpdate(kinds.configMap, desired, {
-      signal,
-      mutate: (existing: ConfigMap, want: ConfigMap): ConfigMap => {
+    const want = installRecordConfigMap(identity, record);
+    const { namespace, name } = want.metadata;
+    // A concurrent writer (a second replica's last write, a create race) means: read again.
+    const operation = await retryOnConflict(
+      async (): Promise<'created' | 'updated' | 'unchanged'> => {
+        const existing = await kube.get(kinds.configMap, namespace, name, { signal });
+        if (!existing) {
+          await kube.create(kinds.configMap, want, { signal });
+          return 'created';
+        }
         if (!isOwnedBy(existing, identity) || existing.metadata.labels?.[ROLE_LABEL] !== 'install-record') {
           throw new ForeignRecordError(
             `ConfigMap ${identity.operatorNamespace}/${existing.metadata.name} exists without this install's labels; ` +
               'delete it so the controller can write the install record',
           );
         }
-        // The data is replaced whole: a key the registration no longer has must go.
-        return {
-          ...existing,
-          metadata: { ...existing.metadata, labels: { ...existing.metadata.labels, ...want.metadata.labels } },
-          data: want.data ?? {},
-        };
+        const labels = { ...existing.metadata.labels, ...want.metadata.labels };
+        const data = want.data ?? {};
+        if (sameStrings(existing.data ?? {}, data) && sameStrings(existing.metadata.labels ?? {}, labels)) {
+          return 'unchanged';
+        }
+        // The data is replaced whole: a key the registration no longer has must go. The
+        // resourceVersion read above is the precondition.
+        await kube.replace(
+          kinds.configMap,
+          { ...existing, metadata: { ...existing.metadata, labels }, data },
+          { signal },
+        );
+        return 'updated';
       },
-    });
-    if (r.operation !== 'unchanged') {
+      { attempts: 5, alsoRetry: isAlreadyExists },
+    );
+    if (operation !== 'unchanged') {
       log.info(
         {
           configmap: installRecordName(identity),
-          operation: r.operation,
+          operation,
           ingress: record.ingressAddress ?? null,
           operatorId: record.operatorId ?? null,
         },
@@ -100,4 +114,9 @@ export class InstallRecordWriter {
       );
     }
   }
+}
+
+function sameStrings(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
 }

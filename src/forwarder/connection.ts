@@ -11,7 +11,7 @@
 import type { Socket } from 'node:net';
 import { IngressError } from '../api/ingress/dialer.js';
 import type { IngressSource } from '../api/ingress/protocol.js';
-import { resetSocket } from '../api/ingress/reset.js';
+import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
 import type { Logger } from '../log/logger.js';
 import { sleep } from '../time/clock.js';
 import type { DialTrigger } from './config.js';
@@ -256,9 +256,16 @@ export class ForwardedConnection {
     upstream.on('error', (err: NodeJS.ErrnoException) =>
       this.abortBoth('ingress_error', err.code ?? err.message),
     );
-    client.once('end', () => { clientEnded = true; (globalThis as any).DBG?.push('client end'); });
-    upstream.once('end', () => { upstreamEnded = true; (globalThis as any).DBG?.push('upstream end'); });
-    client.on('finish', () => (globalThis as any).DBG?.push('client finish'));
+    // A FIN is passed on only once it is known to be one (see onCleanEnd); a hidden reset fails
+    // the probe with an 'error', which resets both sides.
+    client.once('end', () => {
+      clientEnded = true;
+      onCleanEnd(client, () => upstream.end());
+    });
+    upstream.once('end', () => {
+      upstreamEnded = true;
+      onCleanEnd(upstream, () => client.end());
+    });
     // A side that closes without a clean end (destroyed, not FIN) takes the other down with it.
     client.once('close', () => {
       if (!clientEnded) this.abortBoth('client_error', 'closed without an end of stream');
@@ -272,10 +279,10 @@ export class ForwardedConnection {
     client.setNoDelay(true);
     client.off('readable', this.onReadable);
     if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());
-    // pipe() gives backpressure (pause when the other side's buffer is full) and half-close
-    // (end() on the source's FIN, which with allowHalfOpen sends only our FIN).
-    client.pipe(upstream);
-    upstream.pipe(client);
+    // pipe() gives backpressure (pause when the other side's buffer is full); half-close is
+    // passed on by the 'end' handlers above (with allowHalfOpen, end() sends only our FIN).
+    client.pipe(upstream, { end: false });
+    upstream.pipe(client, { end: false });
     client.resume();
     upstream.resume();
   }
@@ -305,7 +312,6 @@ export class ForwardedConnection {
   }
 
   private abortBoth(outcome: Outcome, error?: string): void {
-    (globalThis as any).DBG?.push(`abortBoth ${outcome} ${error} ended=${this.client.writableEnded} destroyed=${this.client.destroyed}`);
     if (this.outcome === undefined) {
       this.outcome = outcome;
       if (error && !this.error) this.error = error;

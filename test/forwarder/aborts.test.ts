@@ -35,10 +35,19 @@ function watchEnding(s: Socket): Promise<Ending> {
   return new Promise((resolve) => {
     const e: Ending = { bytes: 0, ended: false, error: undefined };
     s.on('data', (c: Buffer) => (e.bytes += c.length));
-    // Sockets here are half-open capable: answer the FIN so the socket closes.
+    // libuv reports a reset that arrives while bytes are still unread as an end of stream; a
+    // zero-byte write tells them apart (it fails on a reset socket). Sockets here are half-open
+    // capable: answer a real FIN so the socket closes.
     s.on('end', () => {
-      e.ended = true;
-      s.end();
+      if (s.writableEnded) {
+        e.ended = true;
+        return;
+      }
+      s.write(Buffer.alloc(0), (err) => {
+        if (err) return;
+        e.ended = true;
+        s.end();
+      });
     });
     s.on('error', (err: NodeJS.ErrnoException) => (e.error ??= err.code ?? err.message));
     s.once('close', () => resolve(e));
@@ -77,7 +86,7 @@ for (const tls of [false, true]) {
         s.write('go');
         const e = await watchEnding(s);
         expect(e.ended).toBe(false);
-        expect(e.error).toBe('ECONNRESET');
+        expect(e.error).toMatch(/^(ECONNRESET|EPIPE)$/);
         await waitFor(() => logLines(env, 'forwarder connection').length === 1, 10_000);
         expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'ingress_error' });
       } finally {
@@ -106,7 +115,7 @@ for (const tls of [false, true]) {
         s.resetAndDestroy();
         const e = await upstreamEnding!;
         expect(e.ended).toBe(false);
-        expect(e.error).toBe('ECONNRESET');
+        expect(e.error).toMatch(/^(ECONNRESET|EPIPE)$/);
         await waitFor(() => logLines(env, 'forwarder connection').length === 1, 10_000);
         expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'client_error' });
       } finally {
@@ -135,12 +144,10 @@ for (const tls of [false, true]) {
         const ending = watchEnding(s);
         s.write('go');
         await waitFor(() => s.bytesRead > 1024 * 1024, 10_000);
-        (globalThis as any).DBG = [];
         await fwd.shutdown();
         const e = await ending;
-        console.error('DBG', JSON.stringify(e), (globalThis as any).DBG);
         expect(e.ended).toBe(false);
-        expect(e.error).toBe('ECONNRESET');
+        expect(e.error).toMatch(/^(ECONNRESET|EPIPE)$/);
         expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'shutdown' });
       } finally {
         await upstream.close();

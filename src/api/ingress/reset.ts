@@ -32,3 +32,28 @@ export function resetSocket(socket: Socket): void {
   }
   socket.destroy();
 }
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Decides whether an `'end'` on `socket` was a clean end of stream. libuv reports a reset that
+ * arrives while received bytes are still unread as an end of stream (POLLHUP after a partial
+ * read), so an `'end'` alone may be a hidden abort. A zero-byte write asks the kernel: on a reset
+ * socket it fails (ECONNRESET, EPIPE) and the socket emits `'error'`; on a half-closed one it
+ * succeeds. `clean` is called only for a clean end. When our own write half is closed already
+ * there is nothing left to ask: the end counts as clean.
+ */
+export function onCleanEnd(socket: Socket, clean: () => void): void {
+  if (socket.writableEnded || socket.destroyed) {
+    if (!socket.destroyed || !socket.errored) clean();
+    return;
+  }
+  // TLS sends nothing for zero bytes: ask the TCP socket under it (a zero-byte write adds no
+  // bytes to the TLS stream).
+  const raw = rawOf.get(socket) ?? socket;
+  if (raw.destroyed) return;
+  raw.write(EMPTY, (err) => {
+    if (err) socket.destroy(err);
+    else clean();
+  });
+}

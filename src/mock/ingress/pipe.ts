@@ -1,6 +1,6 @@
 /** Byte piping between an accepted ingress connection and its upstream, half-close respected. */
 import type { Socket } from 'node:net';
-import { resetSocket } from '../../api/ingress/reset.js';
+import { onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
 
 export type PipeOutcome = 'closed' | 'idle_timeout' | 'client_error' | 'upstream_error' | 'shutdown';
 
@@ -60,7 +60,8 @@ export function pipeBoth(client: Socket, upstream: Socket, idleTimeoutMs: number
     dst.socket.on('drain', () => src.socket.resume());
     const onEnd = () => {
       src.readEnded = true;
-      dst.socket.end();
+      // A reset read as an end (see onCleanEnd) fails the probe with an 'error': both sides reset.
+      onCleanEnd(src.socket, () => dst.socket.end());
     };
     // A paused socket whose buffer is empty still emits 'end' when the FIN arrives, so the
     // client may have ended before piping started (preface, data and FIN all at once).
