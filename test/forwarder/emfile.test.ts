@@ -71,7 +71,7 @@ describe('forwarder out of file descriptors', () => {
       // Each client holds two descriptors in the forwarder (its socket and the ingress's): a few
       // hundred clients are more than 512 descriptors allow.
       let closed = 0;
-      for (let burst = 0; burst < 40 && closed === 0; burst++) {
+      for (let burst = 0; burst < 40 && closed < 10; burst++) {
         for (let i = 0; i < 25; i++) {
           const c = connectMaybeReset(port);
           let counted = false;
@@ -86,8 +86,9 @@ describe('forwarder out of file descriptors', () => {
         }
         await new Promise((r) => setTimeout(r, 100));
       }
-      // Turned away (closed), not hanging: the forwarder could not hold them all ...
-      await waitFor(() => closed > 0, 30_000);
+      // Turned away (closed), not hanging: the forwarder could not hold them all (it holds about
+      // 220 at this limit; waiting for a count, never for a time, keeps this independent of speed) ...
+      await waitFor(() => closed >= 10, 30_000);
       expect(closed).toBeLessThan(clients.length);
       // ... and while it holds all it can, its probe server still answers.
       const ready = await request(`http://${http}/readyz`, { headersTimeout: 5_000, bodyTimeout: 5_000 });
@@ -96,14 +97,15 @@ describe('forwarder out of file descriptors', () => {
       const metrics = await request(`http://${http}/metrics`, { headersTimeout: 5_000 });
       const text = await metrics.body.text();
       const m = /endpoint_binder_forwarder_turned_away_total\{reason="out_of_descriptors"\} (\d+)/.exec(text);
-      expect(Number(m?.[1] ?? 0)).toBeGreaterThan(0);
+      const refusals = Number(m?.[1] ?? 0);
+      expect(refusals).toBeGreaterThanOrEqual(10);
       await waitFor(() => lines('forwarder turned clients away').length > 0, 15_000);
       const logged = lines('forwarder turned clients away')[0]!;
       expect(logged).toMatchObject({ reason: 'out_of_descriptors', ports: [port] });
       expect(Number(logged['count'])).toBeGreaterThan(0);
       expect(String(logged['detail'])).toContain('open files limit (512)');
-      // Rate-limited: one line per reason and interval, not one per client.
-      expect(lines('forwarder turned clients away').length).toBeLessThan(closed);
+      // Rate-limited: one line per reason and interval (the first at once), not one per client.
+      expect(lines('forwarder turned clients away').length).toBeLessThan(refusals);
       for (const c of clients) c.destroy();
       // Serving again once descriptors are free.
       let back = '';
