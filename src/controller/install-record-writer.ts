@@ -6,11 +6,7 @@
  * this install's (someone else created it first) is never overwritten: it is reported instead.
  */
 import { isOwnedBy, ROLE_LABEL, type InstallIdentity } from '../binding/identity.js';
-import {
-  installRecordConfigMap,
-  installRecordName,
-  type InstallRecord,
-} from '../binding/install-record.js';
+import { installRecordConfigMap, installRecordName, type InstallRecord } from '../binding/install-record.js';
 import { describeError, isAlreadyExists, kinds, retryOnConflict, type KubeClient } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { Backoff, type BackoffOptions } from '../time/backoff.js';

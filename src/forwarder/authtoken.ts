@@ -20,7 +20,12 @@ export function parseAuthtoken(raw: string): { ok: true; token: string } | { ok:
 }
 
 /** Checks while refused: 2 s doubling to a minute. */
-export const TOKEN_CHECK_BACKOFF: BackoffOptions = { initialMs: 2_000, maxMs: 60_000, jitter: 0.3, resetAfterMs: 300_000 };
+export const TOKEN_CHECK_BACKOFF: BackoffOptions = {
+  initialMs: 2_000,
+  maxMs: 60_000,
+  jitter: 0.3,
+  resetAfterMs: 300_000,
+};
 
 export type TokenVerdict = 'accepted' | 'refused';
 

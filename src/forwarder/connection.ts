@@ -52,7 +52,12 @@ export interface ConnectionLimits {
 export interface IngressRoute {
   /** `host:port` of the ingress (for logs). */
   address: string;
-  dial(url: string, source: IngressSource | undefined, timeoutMs: number, signal: AbortSignal): Promise<Socket>;
+  dial(
+    url: string,
+    source: IngressSource | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Socket>;
 }
 
 export interface ConnectionContext {
@@ -101,7 +106,9 @@ export class ForwardedConnection {
     private readonly client: Socket,
     private readonly ctx: ConnectionContext,
   ) {
-    client.on('error', (err: NodeJS.ErrnoException) => this.abortBoth('client_error', err.code ?? err.message));
+    client.on('error', (err: NodeJS.ErrnoException) =>
+      this.abortBoth('client_error', err.code ?? err.message),
+    );
     ctx.metrics.active.inc({ port: String(ctx.port) });
   }
 
@@ -220,7 +227,8 @@ export class ForwardedConnection {
           ctx.limits.maxDialAttempts,
         );
         if (!d.retry) {
-          if (/\b(EMFILE|ENFILE)\b/.test(e.msg)) ctx.turnedAway?.record('out_of_descriptors', ctx.port, e.msg);
+          if (/\b(EMFILE|ENFILE)\b/.test(e.msg))
+            ctx.turnedAway?.record('out_of_descriptors', ctx.port, e.msg);
           this.refuse(e.fromIngress ? 'refused' : 'dial_failed');
           return;
         }

@@ -147,7 +147,11 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const turnedAway = new TurnedAway(metrics, log);
 
   let shuttingDown = false;
-  let ingress: IngressAddress = { address: undefined, source: 'none', problem: 'install record not read yet' };
+  let ingress: IngressAddress = {
+    address: undefined,
+    source: 'none',
+    problem: 'install record not read yet',
+  };
 
   const dialWith = (
     token: string,
@@ -173,7 +177,14 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       const address = ingress.address;
       if (!address) return undefined;
       try {
-        const s = await dialWith(token, TOKEN_CHECK_URL, undefined, config.limits.dialTimeoutMs, new AbortController().signal, address);
+        const s = await dialWith(
+          token,
+          TOKEN_CHECK_URL,
+          undefined,
+          config.limits.dialTimeoutMs,
+          new AbortController().signal,
+          address,
+        );
         resetSocket(s);
         return 'accepted';
       } catch (err) {
@@ -197,7 +208,14 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       async dial(url, source, timeoutMs, signal) {
         const token = authtoken.token;
         try {
-          const s = await dialWith(token, url, source?.ip ? { ip: source.ip } : undefined, timeoutMs, signal, address);
+          const s = await dialWith(
+            token,
+            url,
+            source?.ip ? { ip: source.ip } : undefined,
+            timeoutMs,
+            signal,
+            address,
+          );
           authtoken.observe(token, 'accepted');
           return s;
         } catch (err) {
@@ -328,7 +346,10 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
           const parsed = parseAuthtoken(content);
           if (!parsed.ok) {
             metrics.authtokenReloads.inc({ result: 'invalid' });
-            log.error({ file, problem: parsed.message }, 'forwarder authtoken file invalid, keeping the previous one');
+            log.error(
+              { file, problem: parsed.message },
+              'forwarder authtoken file invalid, keeping the previous one',
+            );
             return;
           }
           metrics.authtokenReloads.inc({ result: 'ok' });
@@ -354,7 +375,10 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
             tls = tlsFor(config, content);
             log.info({ file }, 'forwarder CA bundle reloaded');
           } catch (err) {
-            log.error({ file, error: err instanceof Error ? err.message : String(err) }, 'forwarder CA bundle invalid');
+            log.error(
+              { file, error: err instanceof Error ? err.message : String(err) },
+              'forwarder CA bundle invalid',
+            );
           }
         },
         onError: (error) => log.warn({ file, error }, 'forwarder CA bundle unreadable'),

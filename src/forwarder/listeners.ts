@@ -52,7 +52,12 @@ export interface ListenerSetOptions {
 }
 
 /** Rebinding a port: 100 ms doubling to 30 s; the sequence starts over after a minute without failure. */
-export const REBIND_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 30_000, jitter: 0.2, resetAfterMs: 60_000 };
+export const REBIND_BACKOFF: BackoffOptions = {
+  initialMs: 100,
+  maxMs: 30_000,
+  jitter: 0.2,
+  resetAfterMs: 60_000,
+};
 
 /** The un-jittered rebind delay after the n-th consecutive failure (n from 1). */
 export function rebindDelayMs(failures: number): number {

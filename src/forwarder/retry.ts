@@ -7,7 +7,12 @@
 import { applyJitter, baseDelay, type BackoffOptions } from '../time/backoff.js';
 
 /** The delays between attempts: 50 ms doubling to 1 s, each reduced by up to half at random. */
-export const RETRY_BACKOFF: BackoffOptions = { initialMs: 50, maxMs: 1_000, jitter: 0.5, resetAfterMs: 60_000 };
+export const RETRY_BACKOFF: BackoffOptions = {
+  initialMs: 50,
+  maxMs: 1_000,
+  jitter: 0.5,
+  resetAfterMs: 60_000,
+};
 
 /** Attempts per client connection when the config does not say (`limits.maxDialAttempts`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -44,7 +49,9 @@ export function isRetryable(code: string): boolean {
 
 /** Delay before attempt `attempt + 1` (attempt counts from 1): 50, 100, 200 … 1000 ms, jittered downwards. */
 export function retryDelayMs(attempt: number, random: () => number = Math.random, code = ''): number {
-  const base = AT_ONCE.has(code) ? RETRY_BACKOFF.initialMs : baseDelay(Math.max(0, attempt - 1), RETRY_BACKOFF);
+  const base = AT_ONCE.has(code)
+    ? RETRY_BACKOFF.initialMs
+    : baseDelay(Math.max(0, attempt - 1), RETRY_BACKOFF);
   return applyJitter(base, RETRY_BACKOFF.jitter, random());
 }
 

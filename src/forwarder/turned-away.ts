@@ -17,7 +17,10 @@ export type TurnedAwayReason =
   | 'no_ingress';
 
 export class TurnedAway {
-  private readonly pending = new Map<TurnedAwayReason, { count: number; ports: Set<number>; detail: string }>();
+  private readonly pending = new Map<
+    TurnedAwayReason,
+    { count: number; ports: Set<number>; detail: string }
+  >();
   private readonly lastLogAt = new Map<TurnedAwayReason, number>();
   private timer: NodeJS.Timeout | undefined;
 

@@ -78,7 +78,10 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 20));
 }
 
-async function dialFails(address: string, extra: { servername?: string; ca?: string } = {}): Promise<IngressError> {
+async function dialFails(
+  address: string,
+  extra: { servername?: string; ca?: string } = {},
+): Promise<IngressError> {
   const err = await connectThroughIngress({
     address,
     authtoken: 'tok_0123456789',
@@ -176,9 +179,12 @@ describe('connectThroughIngress over TLS: every failure point rejects, nothing i
     expect(full).toBeGreaterThanOrEqual(1);
     expect(resumed).toBeGreaterThanOrEqual(3);
     const closing = await fakeTlsIngress({ atHello: (raw) => raw.end() });
-    const err = await connectThroughIngress({ address: closing, authtoken: 't', url: 'tcp://a.b:1', tls: opts }).catch(
-      (e: unknown) => e,
-    );
+    const err = await connectThroughIngress({
+      address: closing,
+      authtoken: 't',
+      url: 'tcp://a.b:1',
+      tls: opts,
+    }).catch((e: unknown) => e);
     await settle();
     expect(err).toMatchObject({ code: 'ERR_790' });
   });

@@ -109,11 +109,7 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
         socket: raw,
         host: target.host,
         allowHalfOpen: true,
-        ...(tls.secureContext
-          ? { secureContext: tls.secureContext }
-          : tls.ca
-            ? { ca: tls.ca }
-            : {}),
+        ...(tls.secureContext ? { secureContext: tls.secureContext } : tls.ca ? { ca: tls.ca } : {}),
         ...(servername ? { servername } : {}),
         ...(session ? { session } : {}),
         rejectUnauthorized: tls.rejectUnauthorized ?? true,
@@ -186,7 +182,8 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
         if (sessionKey) tls?.sessions?.delete(sessionKey);
         return fail('ERR_795', `the ingress certificate at ${opts.address} was refused: ${reason}`);
       }
-      if (phase === 'connect') return fail('ERR_793', `cannot connect to the ingress at ${opts.address}: ${reason}`);
+      if (phase === 'connect')
+        return fail('ERR_793', `cannot connect to the ingress at ${opts.address}: ${reason}`);
       if (phase === 'handshake') {
         if (sessionKey) tls?.sessions?.delete(sessionKey);
         return fail('ERR_790', `the ingress closed the connection during the TLS handshake (${reason})`);
