@@ -242,6 +242,8 @@ export function useEnv(
           authtoken: AUTHTOKEN,
           kubeConfig: sim.kubeConfig(),
           logger: logs.logger,
+          // The authtoken and CA files are re-read this often besides the directory watch.
+          filePollMs: 200,
           cacheTuning: {
             backoff: { initialMs: 20, maxMs: 300, jitter: 0.2, resetAfterMs: 5_000 },
             rewatchDelayMs: 20,
