@@ -138,13 +138,34 @@ async function stream(port: number, mib: number): Promise<number> {
 /** One 1-byte echo round trip on a fresh connection, then close. */
 async function oneConnection(port: number): Promise<void> {
   const s = await dial(port);
-  await new Promise<void>((resolve, reject) => {
-    s.once('data', () => resolve());
-    s.once('error', reject);
-    s.once('end', () => reject(new Error('closed before the echo')));
-    s.write('x');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no echo within 10 s')), 10_000);
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      s.once('data', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      s.once('error', fail);
+      s.once('end', () => fail(new Error('ended before the echo')));
+      s.once('close', () => fail(new Error('closed before the echo')));
+      s.write('x');
+    });
+  } finally {
+    s.destroy();
+  }
+}
+
+/** Every phase is bounded: a stuck phase fails the run with its name instead of hanging it. */
+function bounded<T>(phase: string, p: Promise<T>, ms = 300_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`phase "${phase}" did not finish within ${ms / 1000} s`)), ms);
   });
-  s.destroy();
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
 }
 
 /** `count` connections with `concurrency` workers: connections per second. */
@@ -167,11 +188,22 @@ async function pingLatencies(port: number, n: number): Promise<number[]> {
   const s = await dial(port);
   const out: number[] = [];
   let waiter: (() => void) | undefined;
+  let failed: Error | undefined;
+  let onFail: ((err: Error) => void) | undefined;
   s.on('data', () => waiter?.());
+  const fail = (err: Error) => {
+    failed ??= err;
+    onFail?.(failed);
+  };
+  s.once('error', fail);
+  s.once('end', () => fail(new Error('ping connection ended')));
+  s.once('close', () => fail(new Error('ping connection closed')));
   for (let i = 0; i < n + n / 10; i++) {
     const t0 = process.hrtime.bigint();
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((resolve, reject) => {
+      if (failed) return reject(failed);
       waiter = resolve;
+      onFail = reject;
       s.write('x');
     });
     if (i >= n / 10) out.push(Number(process.hrtime.bigint() - t0) / 1e6); // the first 10 % warm up
@@ -325,10 +357,10 @@ async function main(): Promise<void> {
   const fwdPid = fwd.child.pid!;
 
   // Warm up both paths (JIT, connection setup code) with small amounts.
-  await stream(sinkPort, 16);
-  await stream(up.value.sink, 16);
-  await connectionRate(echoPort, 500, args.concurrency);
-  await connectionRate(up.value.echo, 500, args.concurrency);
+  await bounded('stream', stream(sinkPort, 16));
+  await bounded('stream', stream(up.value.sink, 16));
+  await bounded('connectionRate', connectionRate(echoPort, 500, args.concurrency));
+  await bounded('connectionRate', connectionRate(up.value.echo, 500, args.concurrency));
 
   // 1. Forwarder RSS with idle connections: first, while the heap is small and settled.
   if (args.idle > 0) {
@@ -359,9 +391,9 @@ async function main(): Promise<void> {
   }
 
   // 2. Stream.
-  const direct = await stream(up.value.sink, args.mib);
+  const direct = await bounded('stream', stream(up.value.sink, args.mib));
   const scpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
-  const path = await stream(sinkPort, args.mib);
+  const path = await bounded('stream', stream(sinkPort, args.mib));
   const scpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
   const perMiB = (i: number) => fmt(((scpu1[i]! - scpu0[i]!) / args.mib) * 1e3, 2);
   log(`stream direct:             ${fmt(direct)} MiB/s`);
@@ -371,8 +403,8 @@ async function main(): Promise<void> {
   log(`  CPU per MiB:             forwarder ${perMiB(0)} ms, ingress ${perMiB(1)} ms`);
   if (haveSocat()) {
     const chain = await socatChain(up.value.sink);
-    await stream(chain, 64);
-    const viaSocat = await stream(chain, args.mib);
+    await bounded('stream', stream(chain, 64));
+    const viaSocat = await bounded('stream', stream(chain, args.mib));
     log(
       `stream socat two-hop:      ${fmt(viaSocat)} MiB/s  forwarder+ingress is ${fmt(path / viaSocat, 2)}x socat`,
     );
@@ -381,9 +413,12 @@ async function main(): Promise<void> {
   }
 
   // 3. New connections per second.
-  const rateDirect = await connectionRate(up.value.echo, args.conns, args.concurrency);
+  const rateDirect = await bounded(
+    'connectionRate',
+    connectionRate(up.value.echo, args.conns, args.concurrency),
+  );
   const cpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
-  const ratePath = await connectionRate(echoPort, args.conns, args.concurrency);
+  const ratePath = await bounded('connectionRate', connectionRate(echoPort, args.conns, args.concurrency));
   const cpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
   const perConn = (i: number) => fmt(((cpu1[i]! - cpu0[i]!) / args.conns) * 1e6, 0);
   log(`connections direct:        ${fmt(rateDirect, 0)}/s`);
@@ -393,8 +428,8 @@ async function main(): Promise<void> {
   log(`  CPU per connection:      forwarder ${perConn(0)} us, ingress ${perConn(1)} us`);
 
   // 4. 1-byte echo latency.
-  const latDirect = await pingLatencies(up.value.echo, args.pings);
-  const latPath = await pingLatencies(echoPort, args.pings);
+  const latDirect = await bounded('pingLatencies', pingLatencies(up.value.echo, args.pings));
+  const latPath = await bounded('pingLatencies', pingLatencies(echoPort, args.pings));
   log(
     `latency direct:            p50 ${fmt(pct(latDirect, 50), 3)} ms  p99 ${fmt(pct(latDirect, 99), 3)} ms`,
   );
