@@ -79,7 +79,6 @@ describe('project: the exact objects for one endpoint', () => {
           'endpoint-binder.io/endpoint-id': ID,
           'endpoint-binder.io/endpoint-url': 'http://api.prod:80',
           'endpoint-binder.io/ports': `{"${port}":"http://api.prod:80"}`,
-          'endpoint-binder.io/ingress': 'ingress.example:443',
         },
       },
       spec: {
