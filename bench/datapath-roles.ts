@@ -3,11 +3,21 @@
  *
  *   upstream  a TCP echo and a TCP sink (reads to EOF, answers with the byte count, ends)
  *   ingress   the mock management API with its binding ingress (plain TCP, loopback)
+ *   ingress-tls  the same with a TLS ingress (development certificate; its CA is printed)
+ *   relay <ingress> <url> <plain|tls-fresh|tls-cached> [ca-file]
+ *             a minimal Node.js relay doing the forwarder's hop: accept, dial the ingress with
+ *             the project's dialer, pipe; the ceiling for a Node process. `tls-fresh` builds a
+ *             SecureContext per connection and never resumes (the dialer before #15);
+ *             `tls-cached` reuses one context and resumes sessions (after).
  *
  * Each prints one JSON line with its addresses, then serves until killed. The forwarder runs as
  * the real CLI (`endpoint-binder forwarder`).
  */
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connectThroughIngress, type IngressTlsOptions } from '../src/api/ingress/dialer.js';
+import { resetSocket } from '../src/api/ingress/reset.js';
+import { reusableTls } from '../src/api/ingress/tls-client.js';
 import { startMockApi } from '../src/mock/server.js';
 
 // The driver passes the credentials of the one account (benchmark-only values).
@@ -46,10 +56,57 @@ async function ingress(): Promise<void> {
   process.stdout.write(JSON.stringify({ api: api.url, ingress: api.ingressAddress }) + '\n');
 }
 
+async function ingressTls(): Promise<void> {
+  const api = await startMockApi({
+    config: {
+      accounts: [{ id: 'bench', api_keys: [BENCH_API_KEY], authtokens: [BENCH_AUTHTOKEN] }],
+      rate_limit: { requests: 1_000_000, window_seconds: 60 },
+      ingress: { max_connections: 20_000, tls: true, max_handshakes: 4096, max_handshakes_per_source: 4096 },
+    },
+    ingress: {},
+  });
+  process.stdout.write(
+    JSON.stringify({ api: api.url, ingress: api.ingressAddress, ca: api.ingressCaPem }) + '\n',
+  );
+}
+
+async function relay(address: string, url: string, mode: string, caFile: string | undefined): Promise<void> {
+  const ca = caFile ? readFileSync(caFile, 'utf8') : undefined;
+  const cached = mode === 'tls-cached' ? reusableTls(ca ? { ca } : {}) : undefined;
+  const tlsFor = (): IngressTlsOptions | undefined =>
+    mode === 'plain' ? undefined : (cached ?? (ca ? { ca } : {}));
+  const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
+    client.on('error', () => undefined);
+    const tls = tlsFor();
+    connectThroughIngress({
+      address,
+      authtoken: BENCH_AUTHTOKEN,
+      url,
+      timeoutMs: 10_000,
+      ...(tls ? { tls } : {}),
+    }).then(
+      (up) => {
+        up.on('error', () => resetSocket(client));
+        client.on('error', () => resetSocket(up));
+        client.pipe(up);
+        up.pipe(client);
+        client.resume();
+      },
+      () => resetSocket(client),
+    );
+  });
+  process.stdout.write(JSON.stringify({ relay: await listen(server) }) + '\n');
+}
+
 const role = process.argv[2];
 if (role === 'upstream') await upstream();
 else if (role === 'ingress') await ingress();
+else if (role === 'ingress-tls') await ingressTls();
+else if (role === 'relay')
+  await relay(process.argv[3]!, process.argv[4]!, process.argv[5] ?? 'plain', process.argv[6]);
 else {
-  process.stderr.write(`usage: datapath-roles.ts upstream|ingress (got ${role ?? 'nothing'})\n`);
+  process.stderr.write(
+    `usage: datapath-roles.ts upstream|ingress|ingress-tls|relay (got ${role ?? 'nothing'})\n`,
+  );
   process.exit(2);
 }

@@ -8,7 +8,7 @@
  *   latency     p99 of a 1-byte echo on one connection: path minus direct
  *   idle RSS    the forwarder's RSS growth with 5,000 idle connections open through it
  *
- *   npx tsx bench/datapath.ts [--mib 1024 --conns 6000 --concurrency 32 --pings 5000 --idle 5000]
+ *   npx tsx bench/datapath.ts [--mib 1024 --conns 6000 --concurrency 32 --pings 5000 --idle 5000 --burst 2000 --tlsConns 2000]
  *
  * Loopback only; bounded in bytes, counts and time.
  */
@@ -30,6 +30,8 @@ const Args = z.object({
   concurrency: z.coerce.number().int().min(1).max(256).default(32),
   pings: z.coerce.number().int().min(100).max(100_000).default(5000),
   idle: z.coerce.number().int().min(0).max(8000).default(5000),
+  burst: z.coerce.number().int().min(1).max(10_000).default(2000),
+  tlsConns: z.coerce.number().int().min(100).max(100_000).default(2000),
 });
 const args = Args.parse(
   parseArgs({
@@ -39,6 +41,8 @@ const args = Args.parse(
       concurrency: { type: 'string' },
       pings: { type: 'string' },
       idle: { type: 'string' },
+      burst: { type: 'string' },
+      tlsConns: { type: 'string' },
     },
   }).values,
 );
@@ -136,15 +140,36 @@ async function stream(port: number, mib: number): Promise<number> {
 }
 
 /** One 1-byte echo round trip on a fresh connection, then close. */
-async function oneConnection(port: number): Promise<void> {
+async function oneConnection(port: number, timeoutMs = 10_000): Promise<void> {
   const s = await dial(port);
-  await new Promise<void>((resolve, reject) => {
-    s.once('data', () => resolve());
-    s.once('error', reject);
-    s.once('end', () => reject(new Error('closed before the echo')));
-    s.write('x');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no echo within ${timeoutMs} ms`)), timeoutMs);
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      s.once('data', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      s.once('error', fail);
+      s.once('end', () => fail(new Error('ended before the echo')));
+      s.once('close', () => fail(new Error('closed before the echo')));
+      s.write('x');
+    });
+  } finally {
+    s.destroy();
+  }
+}
+
+/** Every phase is bounded: a stuck phase fails the run with its name instead of hanging it. */
+function bounded<T>(phase: string, p: Promise<T>, ms = 300_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`phase "${phase}" did not finish within ${ms / 1000} s`)), ms);
   });
-  s.destroy();
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
 }
 
 /** `count` connections with `concurrency` workers: connections per second. */
@@ -162,16 +187,53 @@ async function connectionRate(port: number, count: number, concurrency: number):
   return count / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
+/** `n` connections opened at once, each one echo: how many were served, and connect+echo times in ms. */
+async function burst(
+  port: number,
+  n: number,
+): Promise<{ ok: number; failed: number; p50: number; p99: number; max: number }> {
+  const times: number[] = [];
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      const t0 = process.hrtime.bigint();
+      try {
+        await oneConnection(port, 60_000);
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      } catch {
+        failed++;
+      }
+    }),
+  );
+  times.sort((a, b) => a - b);
+  return { ok: times.length, failed, p50: pct(times, 50), p99: pct(times, 99), max: times.at(-1) ?? NaN };
+}
+
+function burstLine(label: string, b: Awaited<ReturnType<typeof burst>>, n: number): string {
+  return `${label}${b.ok}/${n} served, ${b.failed} failed; connect+echo p50 ${fmt(b.p50, 0)} ms  p99 ${fmt(b.p99, 0)} ms  max ${fmt(b.max, 0)} ms`;
+}
+
 /** Sequential 1-byte echoes on one connection: latencies in ms, sorted. */
 async function pingLatencies(port: number, n: number): Promise<number[]> {
   const s = await dial(port);
   const out: number[] = [];
   let waiter: (() => void) | undefined;
+  let failed: Error | undefined;
+  let onFail: ((err: Error) => void) | undefined;
   s.on('data', () => waiter?.());
+  const fail = (err: Error) => {
+    failed ??= err;
+    onFail?.(failed);
+  };
+  s.once('error', fail);
+  s.once('end', () => fail(new Error('ping connection ended')));
+  s.once('close', () => fail(new Error('ping connection closed')));
   for (let i = 0; i < n + n / 10; i++) {
     const t0 = process.hrtime.bigint();
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((resolve, reject) => {
+      if (failed) return reject(failed);
       waiter = resolve;
+      onFail = reject;
       s.write('x');
     });
     if (i >= n / 10) out.push(Number(process.hrtime.bigint() - t0) / 1e6); // the first 10 % warm up
@@ -291,7 +353,6 @@ async function main(): Promise<void> {
       portRange: { min: 1024, max: 65535 },
       serviceLabels: {},
       serviceAnnotations: {},
-      ingressAddress: ing.value.ingress,
     },
   });
   const created = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
@@ -310,7 +371,7 @@ async function main(): Promise<void> {
       releaseName: IDENTITY.release,
       operatorNamespace: NS,
       listenHost: '127.0.0.1',
-      ingress: { tls: false },
+      ingress: { tls: false, address: ing.value.ingress },
       http: { listen: '127.0.0.1:0' },
       limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
       drain: { delaySeconds: 0, timeoutSeconds: 1 },
@@ -326,10 +387,10 @@ async function main(): Promise<void> {
   const fwdPid = fwd.child.pid!;
 
   // Warm up both paths (JIT, connection setup code) with small amounts.
-  await stream(sinkPort, 16);
-  await stream(up.value.sink, 16);
-  await connectionRate(echoPort, 500, args.concurrency);
-  await connectionRate(up.value.echo, 500, args.concurrency);
+  await bounded('stream', stream(sinkPort, 16));
+  await bounded('stream', stream(up.value.sink, 16));
+  await bounded('connectionRate', connectionRate(echoPort, 500, args.concurrency));
+  await bounded('connectionRate', connectionRate(up.value.echo, 500, args.concurrency));
 
   // 1. Forwarder RSS with idle connections: first, while the heap is small and settled.
   if (args.idle > 0) {
@@ -360,9 +421,9 @@ async function main(): Promise<void> {
   }
 
   // 2. Stream.
-  const direct = await stream(up.value.sink, args.mib);
+  const direct = await bounded('stream', stream(up.value.sink, args.mib));
   const scpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
-  const path = await stream(sinkPort, args.mib);
+  const path = await bounded('stream', stream(sinkPort, args.mib));
   const scpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
   const perMiB = (i: number) => fmt(((scpu1[i]! - scpu0[i]!) / args.mib) * 1e3, 2);
   log(`stream direct:             ${fmt(direct)} MiB/s`);
@@ -372,8 +433,8 @@ async function main(): Promise<void> {
   log(`  CPU per MiB:             forwarder ${perMiB(0)} ms, ingress ${perMiB(1)} ms`);
   if (haveSocat()) {
     const chain = await socatChain(up.value.sink);
-    await stream(chain, 64);
-    const viaSocat = await stream(chain, args.mib);
+    await bounded('stream', stream(chain, 64));
+    const viaSocat = await bounded('stream', stream(chain, args.mib));
     log(
       `stream socat two-hop:      ${fmt(viaSocat)} MiB/s  forwarder+ingress is ${fmt(path / viaSocat, 2)}x socat`,
     );
@@ -382,9 +443,12 @@ async function main(): Promise<void> {
   }
 
   // 3. New connections per second.
-  const rateDirect = await connectionRate(up.value.echo, args.conns, args.concurrency);
+  const rateDirect = await bounded(
+    'connectionRate',
+    connectionRate(up.value.echo, args.conns, args.concurrency),
+  );
   const cpu0 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
-  const ratePath = await connectionRate(echoPort, args.conns, args.concurrency);
+  const ratePath = await bounded('connectionRate', connectionRate(echoPort, args.conns, args.concurrency));
   const cpu1 = await Promise.all([fwdPid, ing.child.pid!].map(cpuSeconds));
   const perConn = (i: number) => fmt(((cpu1[i]! - cpu0[i]!) / args.conns) * 1e6, 0);
   log(`connections direct:        ${fmt(rateDirect, 0)}/s`);
@@ -394,17 +458,153 @@ async function main(): Promise<void> {
   log(`  CPU per connection:      forwarder ${perConn(0)} us, ingress ${perConn(1)} us`);
 
   // 4. 1-byte echo latency.
-  const latDirect = await pingLatencies(up.value.echo, args.pings);
-  const latPath = await pingLatencies(echoPort, args.pings);
+  const latDirect = await bounded('pingLatencies', pingLatencies(up.value.echo, args.pings));
+  const latPath = await bounded('pingLatencies', pingLatencies(echoPort, args.pings));
   log(
     `latency direct:            p50 ${fmt(pct(latDirect, 50), 3)} ms  p99 ${fmt(pct(latDirect, 99), 3)} ms`,
   );
   log(`latency path:              p50 ${fmt(pct(latPath, 50), 3)} ms  p99 ${fmt(pct(latPath, 99), 3)} ms`);
   log(`latency added p99:         ${fmt(pct(latPath, 99) - pct(latDirect, 99), 3)} ms (target <= 1 ms)`);
 
+  // 5. The ceiling for a Node process: a minimal relay doing the same hop (accept, dial the same
+  // ingress with the project's dialer, pipe), against the forwarder.
+  const relayEcho = await spawnJson(
+    ['bench/datapath-roles.ts', 'relay', ing.value.ingress, ECHO_URL, 'plain'],
+    {},
+    (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
+  );
+  const relaySink = await spawnJson(
+    ['bench/datapath-roles.ts', 'relay', ing.value.ingress, SINK_URL, 'plain'],
+    {},
+    (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
+  );
+  await bounded('connectionRate', connectionRate(relayEcho.value, 500, args.concurrency));
+  const rateRelay = await bounded(
+    'connectionRate',
+    connectionRate(relayEcho.value, args.conns, args.concurrency),
+  );
+  const rateFwd2 = await bounded('connectionRate', connectionRate(echoPort, args.conns, args.concurrency));
+  const streamRelay = await bounded('stream', stream(relaySink.value, args.mib));
+  const streamFwd2 = await bounded('stream', stream(sinkPort, args.mib));
+  log(
+    `connections relay->ingress: ${fmt(rateRelay, 0)}/s; forwarder->ingress ${fmt(rateFwd2, 0)}/s  ratio ${fmt(rateFwd2 / rateRelay, 2)}x relay (target >= 0.9x)`,
+  );
+  log(
+    `stream relay->ingress:     ${fmt(streamRelay, 1)} MiB/s; forwarder->ingress ${fmt(streamFwd2, 1)} MiB/s  ratio ${fmt(streamFwd2 / streamRelay, 2)}x relay (target >= 0.9x)`,
+  );
+
+  // 6. A burst of connections opened at once (plain).
+  const plainBurst = await bounded('burst', burst(echoPort, args.burst));
+  log(burstLine(`burst plain x${args.burst}:        `, plainBurst, args.burst));
+
   fwd.child.kill('SIGTERM');
   await new Promise((r) => fwd.child.once('exit', r));
+
+  // 7. TLS: the dialer's connection rate with a SecureContext per connection and no resumption
+  // (before #15) and with one cached context and session resumption (after), both through the
+  // minimal relay; then the forwarder over TLS, and a TLS burst.
+  const ingTls = await spawnJson(
+    ['bench/datapath-roles.ts', 'ingress-tls'],
+    { BENCH_API_KEY: API_KEY, BENCH_AUTHTOKEN: AUTHTOKEN },
+    (o) =>
+      typeof o['ingress'] === 'string'
+        ? { api: o['api'] as string, ingress: o['ingress'], ca: String(o['ca']) }
+        : undefined,
+  );
+  await createBenchEndpoint(ingTls.value.api, ECHO_URL, up.value.echo);
+  const caFile = join(dir, 'ingress-ca.pem');
+  await writeFile(caFile, ingTls.value.ca);
+  const tlsRates: Record<string, number> = {};
+  for (const mode of ['tls-fresh', 'tls-cached'] as const) {
+    const r = await spawnJson(
+      ['bench/datapath-roles.ts', 'relay', ingTls.value.ingress, ECHO_URL, mode, caFile],
+      {},
+      (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
+    );
+    await bounded('connectionRate', connectionRate(r.value, 200, args.concurrency));
+    tlsRates[mode] = await bounded(
+      'connectionRate',
+      connectionRate(r.value, args.tlsConns, args.concurrency),
+    );
+    r.child.kill('SIGKILL');
+  }
+  log(
+    `TLS connections (relay):   context per connection ${fmt(tlsRates['tls-fresh']!, 0)}/s; cached context + resumption ${fmt(tlsRates['tls-cached']!, 0)}/s  ratio ${fmt(tlsRates['tls-cached']! / tlsRates['tls-fresh']!, 2)}x (target >= 2x)`,
+  );
+  const tlsIdentity = { release: 'bench-tls', operatorNamespace: NS };
+  const tlsPort = await freePort();
+  const echoUrl = parseEndpointUrl(ECHO_URL);
+  if (!echoUrl.ok) throw new Error(echoUrl.message);
+  const tlsSvc = internalService({
+    name: 'ep-bench-tls',
+    endpointId: 'ep_bench_tls',
+    url: echoUrl.value,
+    state: 'projected',
+    reason: '',
+    groupPorts: [{ url: echoUrl.value, forwarderPort: tlsPort }],
+    config: {
+      identity: tlsIdentity,
+      clusterDomain: 'cluster.local',
+      portRange: { min: 1024, max: 65535 },
+      serviceLabels: {},
+      serviceAnnotations: {},
+    },
+  });
+  const createdTls = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(tlsSvc),
+  });
+  if (createdTls.status !== 201)
+    throw new Error(`create Service: ${createdTls.status} ${await createdTls.text()}`);
+  const tlsConfig = join(dir, 'forwarder-tls.yaml');
+  await writeFile(
+    tlsConfig,
+    JSON.stringify({
+      releaseName: tlsIdentity.release,
+      operatorNamespace: NS,
+      listenHost: '127.0.0.1',
+      ingress: { tls: true, address: ingTls.value.ingress, caFile },
+      http: { listen: '127.0.0.1:0' },
+      limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
+      drain: { delaySeconds: 0, timeoutSeconds: 1 },
+      logLevel: 'info',
+    }),
+  );
+  const fwdTls = await spawnJson(
+    ['src/cli/main.ts', 'forwarder', '--config', tlsConfig, '--kubeconfig', kubeconfig],
+    { ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },
+    (o) => (o['msg'] === 'forwarder listener bound' ? true : undefined),
+  );
+  await bounded('connectionRate', connectionRate(tlsPort, 200, args.concurrency));
+  const cpuT0 = await cpuSeconds(fwdTls.child.pid!);
+  const rateTlsFwd = await bounded(
+    'connectionRate',
+    connectionRate(tlsPort, args.tlsConns, args.concurrency),
+  );
+  const cpuT1 = await cpuSeconds(fwdTls.child.pid!);
+  log(
+    `TLS connections forwarder: ${fmt(rateTlsFwd, 0)}/s  CPU ${fmt(((cpuT1 - cpuT0) / args.tlsConns) * 1e6, 0)} us per connection`,
+  );
+  const tlsBurst = await bounded('burst', burst(tlsPort, args.burst));
+  log(burstLine(`burst TLS x${args.burst}:          `, tlsBurst, args.burst));
+  fwdTls.child.kill('SIGTERM');
+  await new Promise((r) => fwdTls.child.once('exit', r));
   await sim.stop();
+}
+
+async function createBenchEndpoint(api: string, url: string, port: number): Promise<void> {
+  const res = await request(`${api}/endpoints`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      'service-version': '2',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ url, bindings: ['kubernetes'], upstream_url: `tcp://127.0.0.1:${port}` }),
+  });
+  if (res.statusCode !== 201) throw new Error(`POST /endpoints: ${res.statusCode} ${await res.body.text()}`);
+  await res.body.text();
 }
 
 main()

@@ -29,8 +29,6 @@ export const ENDPOINT_URL_ANNOTATION = 'endpoint-binder.io/endpoint-url';
 export const ENDPOINT_IDS_ANNOTATION = 'endpoint-binder.io/endpoint-ids';
 /** On an internal Service: JSON object, allocated forwarder port (decimal string) to the canonical URL it serves. */
 export const PORTS_ANNOTATION = 'endpoint-binder.io/ports';
-/** On an internal Service: `host:port` of the binding ingress from the operator registration. */
-export const INGRESS_ANNOTATION = 'endpoint-binder.io/ingress';
 /** A human-readable reason for the state, when it is not `projected`. */
 export const REASON_ANNOTATION = 'endpoint-binder.io/reason';
 /** Set by `endpoint-binder uninstall` under the `retain` policy on Services left behind. */

@@ -5,7 +5,6 @@ import {
   ENDPOINT_ID_ANNOTATION,
   ENDPOINT_IDS_ANNOTATION,
   ENDPOINT_URL_ANNOTATION,
-  INGRESS_ANNOTATION,
   OWNED_KEY_PREFIX,
   PORTS_ANNOTATION,
   REASON_ANNOTATION,
@@ -121,7 +120,6 @@ export function internalService(input: InternalServiceInput): Service {
       new Map(input.groupPorts.map((p) => [p.forwarderPort, p.url.url])),
     ),
   };
-  if (config.ingressAddress !== null) annotations[INGRESS_ANNOTATION] = config.ingressAddress;
   if (input.state !== 'projected') annotations[REASON_ANNOTATION] = input.reason;
   const meta = withExtras(
     config,

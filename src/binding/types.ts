@@ -57,8 +57,6 @@ export interface ProjectionConfig {
   /** Extra labels and annotations for every projected Service (ours win on a key clash). */
   serviceLabels: Record<string, string>;
   serviceAnnotations: Record<string, string>;
-  /** `host:port` of the binding ingress from the registration; written on internal Services. */
-  ingressAddress: string | null;
   /** Where aliases may be written; absent = every namespace (tools and tests without a cluster's consent). */
   namespacePolicy?: NamespacePolicy | undefined;
 }

@@ -13,9 +13,10 @@ const usage = `Usage: endpoint-binder forwarder [options]
 
 Serves this install's internal Services: one listener per allocated forwarder port, each
 connection carried to the binding ingress. Runs until SIGTERM/SIGINT, then drains (a second
-signal stops at once). The agent authtoken comes only from the environment variable
-${AUTHTOKEN_ENV}. Values come from the config file, then the flags (which win), then the
-environment defaults. Full reference: docs/forwarder.md.
+signal stops at once). The agent authtoken comes from authtokenFile (a mounted Secret key,
+re-read when it changes) or else from the environment variable ${AUTHTOKEN_ENV}; it is never a
+flag value. Values come from the config file, then the flags (which win), then the environment
+defaults. Full reference: docs/forwarder.md.
 
 Options:
   --config <file>               YAML/JSON config file (camelCase fields below)
@@ -24,6 +25,7 @@ Options:
   --release-name <name>         releaseName
   --operator-namespace <ns>     operatorNamespace (default: env POD_NAMESPACE)
   --listen-host <addr>          listenHost
+  --authtoken-file <path>       authtokenFile
   --ingress-address <host:port> ingress.address
   --ingress-tls <true|false>    ingress.tls
   --ingress-ca-file <path>      ingress.caFile
@@ -36,15 +38,23 @@ Config fields (defaults in brackets):
   releaseName                   Helm release name; with operatorNamespace the install identity (required)
   operatorNamespace             the forwarder's namespace, where the internal Services are [env POD_NAMESPACE]
   listenHost                    address the allocated ports listen on [0.0.0.0]
-  ingress.address               binding ingress host:port; overrides the endpoint-binder.io/ingress annotation
+  authtokenFile                 file holding the agent authtoken, re-read on change [env ${AUTHTOKEN_ENV}]
+  portRange.min, portRange.max  the allocated ports; others are never bound [1024, 65535]
+  dialOn.http, dialOn.tcp       per URL scheme: dial the ingress at the client's first byte (data)
+                                or at accept (accept) [http: data, tcp: accept]
+  ingress.address               binding ingress host:port [the install record ConfigMap <release>-install]
   ingress.tls                   TLS to the ingress; false only for a loopback address [true]
   ingress.caFile                PEM CA bundle to trust instead of the system CAs
   ingress.serverName            TLS server name (SNI and certificate check) [the address's host]
   limits.maxConnections         open client connections, all ports together [10000]
   limits.maxConnectionsPerPort  open client connections per port [2000]
+  limits.maxSilentDialsPerPort  per port, dialled clients (dialOn accept) that sent nothing yet [32]
+  limits.maxConcurrentDials     ingress connections being opened at once [64]
+  limits.maxDialAttempts        ingress attempts per client, retries of transient refusals included [6]
+  limits.acceptBacklog          kernel accept queue per port [4096]
   limits.dialTimeoutMs          one ingress attempt: connect + TLS + reply [5000]
-  limits.idleTimeoutMs          close a connection with no bytes either way for this long [300000]
-  limits.prefaceTimeoutMs       accept to ingress ok, retries included [10000]
+  limits.idleTimeoutMs          reset a connection with no bytes either way for this long [300000]
+  limits.prefaceTimeoutMs       start of the dial to ingress ok, retries included [10000]
   drain.delaySeconds            after SIGTERM: unready, still accepting, this long [5]
   drain.timeoutSeconds          then: stop accepting, open connections get this long [25]
   http.listen                   /healthz, /readyz, /metrics [0.0.0.0:8081]
@@ -57,6 +67,7 @@ const flagSpec = {
   'release-name': { type: 'string' },
   'operator-namespace': { type: 'string' },
   'listen-host': { type: 'string' },
+  'authtoken-file': { type: 'string' },
   'ingress-address': { type: 'string' },
   'ingress-tls': { type: 'string' },
   'ingress-ca-file': { type: 'string' },
@@ -72,6 +83,7 @@ const Flags = z.strictObject({
   'release-name': z.string().optional(),
   'operator-namespace': z.string().optional(),
   'listen-host': z.string().optional(),
+  'authtoken-file': z.string().optional(),
   'ingress-address': z.string().optional(),
   'ingress-tls': z
     .enum(['true', 'false'], { error: 'must be true or false' })
@@ -89,6 +101,7 @@ const FLAG_OF: Record<string, keyof Flags> = {
   releaseName: 'release-name',
   operatorNamespace: 'operator-namespace',
   listenHost: 'listen-host',
+  authtokenFile: 'authtoken-file',
   'ingress.address': 'ingress-address',
   'ingress.tls': 'ingress-tls',
   'ingress.caFile': 'ingress-ca-file',
@@ -141,7 +154,9 @@ export async function resolveForwarderConfig(flags: Flags, env: NodeJS.ProcessEn
 export function authtokenFrom(env: NodeJS.ProcessEnv): string {
   const token = env[AUTHTOKEN_ENV];
   if (!token)
-    throw new UsageError(`${AUTHTOKEN_ENV}: must be set to the agent authtoken (it is never a flag)`);
+    throw new UsageError(
+      `${AUTHTOKEN_ENV}: must be set to the agent authtoken (it is never a flag), or set authtokenFile`,
+    );
   if (token.length > 512 || /[\s]/.test(token)) {
     throw new UsageError(`${AUTHTOKEN_ENV}: must be 1–512 characters without whitespace`);
   }
@@ -155,7 +170,8 @@ export const forwarderCommand: Command = {
   async run(argv) {
     const flags = parseFlags(argv, flagSpec, Flags);
     const config = await resolveForwarderConfig(flags, process.env);
-    const authtoken = authtokenFrom(process.env);
+    // With a file the environment is not consulted: one source, so a stale copy cannot win.
+    const authtoken = config.authtokenFile ? undefined : authtokenFrom(process.env);
     let kubeConfig;
     try {
       kubeConfig = kubeConfigFrom({
@@ -168,7 +184,12 @@ export const forwarderCommand: Command = {
     const logger = createLogger({ level: config.logLevel, name: 'forwarder' });
     let forwarder;
     try {
-      forwarder = await startForwarder({ config, authtoken, kubeConfig, logger });
+      forwarder = await startForwarder({
+        config,
+        ...(authtoken !== undefined ? { authtoken } : {}),
+        kubeConfig,
+        logger,
+      });
     } catch (err) {
       if (err instanceof ForwarderConfigError) throw new UsageError(err.message);
       throw err;

@@ -26,6 +26,7 @@ import { EndpointFeed } from './feed.js';
 import { controllerMetrics } from './metrics.js';
 import { ControllerQueue } from './queue.js';
 import { Reconciler } from './reconciler.js';
+import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
 import { stateCounts, type StatusDocument } from './status.js';
 
@@ -162,6 +163,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     bindingsEnabled: config.bindings.enabled,
     endpointSelector: config.bindings.endpointSelector,
   };
+  // The forwarders take the ingress address only from this record (never from a Service).
+  const installRecord = new InstallRecordWriter({ kube, identity, log, signal, clock });
   const registration = new Registration({
     client,
     spec,
@@ -170,11 +173,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     signal,
     clock,
     onRetry: () => metrics.apiCalls.inc({ call: 'register', result: 'error' }),
-    onRegistered: () => {
+    onRegistered: (operator) => {
       metrics.apiCalls.inc({ call: 'register', result: 'ok' });
       metrics.registered.set(1);
       // The install record (the ConfigMap the forwarders read the ingress address from) is
       // published here, after the first registration and after every re-registration.
+      installRecord.publish({
+        ingressAddress: operator.binding.ingress_endpoint ?? undefined,
+        operatorId: operator.id,
+      });
       queue.requestPass();
     },
   });
@@ -207,7 +214,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     portRange: config.bindings.portRange,
     serviceLabels: config.bindings.serviceLabels,
     serviceAnnotations: config.bindings.serviceAnnotations,
-    ingressAddress: registration.operator?.binding.ingress_endpoint ?? null,
     namespacePolicy: config.bindings.namespaces,
   });
   const reconciler = new Reconciler({

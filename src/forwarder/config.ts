@@ -18,6 +18,16 @@ const ingressAddress = z
   .refine((s) => tryParseHostPort(s) !== undefined, 'must be host:port (IPv6 in brackets), port 1–65535');
 
 const positiveMs = z.number().int().min(1).max(86_400_000);
+const port = z.number().int().min(1).max(65535);
+
+/**
+ * When to open the ingress connection for a client that has sent nothing yet: `data` waits for
+ * its first byte (client-speaks-first protocols: no ingress slot is held for a silent client);
+ * `accept` dials at once (server-speaks-first protocols such as SMTP, MySQL, SSH), within
+ * `limits.maxSilentDialsPerPort`.
+ */
+export const DialTrigger = z.enum(['data', 'accept']);
+export type DialTrigger = z.infer<typeof DialTrigger>;
 
 export const ForwarderConfig = z
   .strictObject({
@@ -33,9 +43,26 @@ export const ForwarderConfig = z
       .regex(dnsLabel, 'must be a DNS-1123 label (lower case letters, digits, "-"), at most 63 characters'),
     /** Address the allocated ports listen on. */
     listenHost: z.string().min(1).default('0.0.0.0'),
+    /**
+     * The agent authtoken as a file (a mounted Secret key), re-read when it changes. Without it the
+     * authtoken comes from the environment variable ENDPOINT_BINDER_AUTHTOKEN, read once.
+     */
+    authtokenFile: z.string().min(1).optional(),
+    /** The allocated ports (the chart's `bindings.portRange`): a port outside it is never bound. */
+    portRange: z
+      .strictObject({ min: port.default(1024), max: port.default(65535) })
+      .prefault({})
+      .refine((r) => r.min <= r.max, { message: 'min must not be larger than max' }),
+    /** Per URL scheme: dial the ingress on the client's first byte (`data`) or at accept (`accept`). */
+    dialOn: z
+      .strictObject({ http: DialTrigger.default('data'), tcp: DialTrigger.default('accept') })
+      .prefault({}),
     ingress: z
       .strictObject({
-        /** Overrides the `endpoint-binder.io/ingress` annotation of the internal Services. */
+        /**
+         * The binding ingress `host:port`. Without it, the address comes from the install record
+         * (the ConfigMap `<release>-install` that only the controller writes).
+         */
         address: ingressAddress.optional(),
         tls: z.boolean().default(true),
         /** PEM bundle of the CAs to trust instead of the system's. */
@@ -48,11 +75,23 @@ export const ForwarderConfig = z
       .strictObject({
         maxConnections: z.number().int().min(1).max(1_000_000).default(10_000),
         maxConnectionsPerPort: z.number().int().min(1).max(1_000_000).default(2_000),
+        /**
+         * Per port: clients of a `dialOn: accept` scheme that hold an ingress connection without
+         * having sent a byte. Beyond it a new client waits for its first byte, so silent clients
+         * of one port cannot take the ingress's slots from every other port.
+         */
+        maxSilentDialsPerPort: z.number().int().min(0).max(1_000_000).default(32),
+        /** Ingress connections being opened at once (all ports); the rest wait their turn. */
+        maxConcurrentDials: z.number().int().min(1).max(100_000).default(64),
+        /** Ingress attempts per client connection, the first included. */
+        maxDialAttempts: z.number().int().min(1).max(100).default(6),
+        /** Kernel accept queue of each allocated port (capped by net.core.somaxconn). */
+        acceptBacklog: z.number().int().min(1).max(65535).default(4096),
         /** One ingress attempt: connect + TLS handshake + the ingress's reply to the preface. */
         dialTimeoutMs: positiveMs.default(5_000),
-        /** No byte in either direction for this long closes both sides. */
+        /** No byte in either direction for this long closes both sides (a silent client, too). */
         idleTimeoutMs: positiveMs.default(300_000),
-        /** From accept until the ingress said `ok`, retries included; then the client is closed. */
+        /** From the start of the dial until the ingress said `ok`, retries included; then the client is reset. */
         prefaceTimeoutMs: positiveMs.default(10_000),
       })
       .prefault({}),

@@ -1,13 +1,24 @@
 /**
- * One client connection's lifecycle: dial the binding ingress (retrying transient failures
- * within a short budget), then pipe both ways with backpressure and half-close, and account for
- * it once at the end (one metric update, one log line).
+ * One client connection's lifecycle: wait for the client's first byte (or dial at accept for
+ * server-speaks-first schemes), dial the binding ingress (retrying transient failures within a
+ * short budget), then pipe both ways with backpressure and half-close, and account for it once at
+ * the end (one metric update, one log line).
+ *
+ * A proxy never lies about a stream: only a clean end (FIN) on one side is passed on as a FIN.
+ * A reset or error on either side, an idle timeout, the end of a drain and every refusal reset the
+ * other side (RST), so a client never reads a cut stream as a complete one.
  */
 import type { Socket } from 'node:net';
-import { connectThroughIngress, IngressError, type IngressTlsOptions } from '../api/ingress/dialer.js';
+import { IngressError } from '../api/ingress/dialer.js';
+import type { IngressSource } from '../api/ingress/protocol.js';
+import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
 import type { Logger } from '../log/logger.js';
+import { sleep } from '../time/clock.js';
+import type { DialTrigger } from './config.js';
+import type { DialGate, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { decideRetry } from './retry.js';
+import type { TurnedAway } from './turned-away.js';
 
 export type Outcome =
   /** Both directions ended normally. */
@@ -21,7 +32,7 @@ export type Outcome =
   | 'refused'
   /** The forwarder could not get an answer (ERR_79x). */
   | 'dial_failed'
-  /** No ingress address is known for the port. */
+  /** No ingress address is known. */
   | 'no_ingress'
   /** Over the per-port or total connection cap. */
   | 'limit'
@@ -34,25 +45,40 @@ export interface ConnectionLimits {
   dialTimeoutMs: number;
   idleTimeoutMs: number;
   prefaceTimeoutMs: number;
+  maxDialAttempts: number;
+}
+
+/** How to open a stream through the ingress as it is configured now. */
+export interface IngressRoute {
+  /** `host:port` of the ingress (for logs). */
+  address: string;
+  dial(
+    url: string,
+    source: IngressSource | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Socket>;
 }
 
 export interface ConnectionContext {
   port: number;
   url: string;
-  /** `host:port`, or undefined when none is known. */
-  ingress: string | undefined;
-  authtoken: string;
-  /** TLS options, or undefined for plain TCP (loopback ingress only; checked by the config). */
-  tls: IngressTlsOptions | undefined;
+  /** The ingress to dial, read when the dial starts; undefined while no address is known. */
+  ingress: () => IngressRoute | undefined;
+  /** When to dial for a client that has sent nothing yet. */
+  dialOn: DialTrigger;
+  /** This port's clients dialled before sending a byte (`dialOn: accept`). */
+  silent: SlotCounter;
+  /** Bounds the ingress connections being opened at once. */
+  gate: DialGate;
   limits: ConnectionLimits;
   metrics: ForwarderMetrics;
   logger: Logger;
+  /** Counts and logs (rate-limited) clients turned away by class. */
+  turnedAway?: TurnedAway;
   /** Jitter source for retry delays; default Math.random. */
   random?: () => number;
 }
-
-/** How long a refused client may keep its half of the connection open before it is destroyed. */
-const CLOSE_LINGER_MS = 2_000;
 
 function plainIp(addr: string | undefined): string | undefined {
   if (!addr) return undefined;
@@ -67,6 +93,11 @@ export class ForwardedConnection {
   private code: string | undefined;
   private error: string | undefined;
   private attempts = 0;
+  private dialStarted = false;
+  private sawData = false;
+  private holdsSilentSlot = false;
+  private aborted = false;
+  private finished = false;
   private resolveDone!: () => void;
   /** Resolves once the connection is over and accounted for. */
   readonly done: Promise<void> = new Promise((r) => (this.resolveDone = r));
@@ -76,20 +107,26 @@ export class ForwardedConnection {
     private readonly ctx: ConnectionContext,
   ) {
     client.on('error', (err: NodeJS.ErrnoException) =>
-      this.teardown('client_error', err.code ?? err.message),
+      this.abortBoth('client_error', err.code ?? err.message),
     );
     ctx.metrics.active.inc({ port: String(ctx.port) });
   }
 
-  /** Starts the dial; the client socket must be paused (the server uses pauseOnConnect). */
+  /** Starts serving; the client socket must be paused (the server uses pauseOnConnect). */
   start(): void {
-    void this.run();
+    const { client, ctx } = this;
+    client.setTimeout(ctx.limits.idleTimeoutMs, () => this.abortBoth('idle_timeout'));
+    client.on('readable', this.onReadable);
+    if (ctx.dialOn === 'accept' && ctx.silent.tryAcquire()) {
+      this.holdsSilentSlot = true;
+      void this.dial();
+    }
   }
 
-  /** Turns the client away at once (cap reached, no ingress); nothing is dialled. */
-  reject(outcome: 'limit' | 'no_ingress', message: string): void {
+  /** Turns the client away at once (cap reached); nothing is dialled. */
+  reject(outcome: 'limit', message: string): void {
     this.error = message;
-    this.closeClientGently(outcome);
+    this.refuse(outcome);
   }
 
   /** Bytes held in this process's stream buffers for this connection (both sockets, both directions). */
@@ -98,74 +135,125 @@ export class ForwardedConnection {
     return sides.reduce((n, s) => n + s.writableLength + s.readableLength, 0);
   }
 
-  /** Closes both sides now (end of a drain, or a hard stop). */
+  /** Resets both sides now (end of a drain, or a hard stop). */
   destroy(outcome: 'shutdown' | 'removed'): void {
-    this.teardown(outcome);
+    this.abortBoth(outcome);
   }
 
-  private async run(): Promise<void> {
-    const { ctx } = this;
-    if (!ctx.ingress) {
-      this.reject(
-        'no_ingress',
-        'no binding ingress address is known (no endpoint-binder.io/ingress annotation)',
-      );
+  /**
+   * Until the pipe runs, the client's bytes are only watched: the first one starts the dial (or
+   * frees the silent slot) and they stay buffered for the pipe (reading stops at the stream's
+   * high-water mark, so the rest waits in the kernel).
+   */
+  private readonly onReadable = (): void => {
+    if (this.sawData) return;
+    const eof = this.client.readableLength === 0;
+    if (!eof) {
+      this.sawData = true;
+      this.releaseSilentSlot();
+    }
+    if (this.dialStarted) return;
+    // A client that ends without a byte: an HTTP client has nothing to ask; a TCP client may
+    // still expect the server to speak first.
+    if (eof && this.ctx.dialOn === 'data') {
+      this.closeUnused();
       return;
     }
-    const deadline = this.started + ctx.limits.prefaceTimeoutMs;
+    void this.dial();
+  };
+
+  private releaseSilentSlot(): void {
+    if (!this.holdsSilentSlot) return;
+    this.holdsSilentSlot = false;
+    this.ctx.silent.release();
+  }
+
+  private async dial(): Promise<void> {
+    if (this.dialStarted || this.outcome) return;
+    this.dialStarted = true;
+    const { ctx } = this;
+    const signal = this.abort.signal;
+    const dialStart = performance.now();
+    const deadline = dialStart + ctx.limits.prefaceTimeoutMs;
     const source = plainIp(this.client.remoteAddress);
+    const sourceInfo = source ? { ip: source } : undefined;
     for (;;) {
-      this.attempts++;
-      const remaining = deadline - performance.now();
-      const t0 = performance.now();
-      try {
-        const socket = await connectThroughIngress({
-          address: ctx.ingress,
-          authtoken: ctx.authtoken,
-          url: ctx.url,
-          ...(ctx.tls ? { tls: ctx.tls } : {}),
-          ...(source ? { source: { ip: source } } : {}),
-          timeoutMs: Math.max(1, Math.min(ctx.limits.dialTimeoutMs, remaining)),
-          signal: this.abort.signal,
-        });
-        ctx.metrics.dialSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
-        if (this.outcome) {
-          socket.destroy();
-          return;
-        }
-        this.pipe(socket);
+      const ingress = ctx.ingress();
+      if (!ingress) {
+        this.error = 'no binding ingress address is known (no install record yet, no ingress.address)';
+        ctx.turnedAway?.record('no_ingress', ctx.port, this.error);
+        this.refuse('no_ingress');
         return;
+      }
+      const turn = ctx.gate.acquire(signal, deadline - performance.now());
+      ctx.metrics.dialsWaiting.set(ctx.gate.waiting);
+      const release = await turn;
+      ctx.metrics.dialsWaiting.set(ctx.gate.waiting);
+      if (this.outcome) {
+        release?.();
+        return;
+      }
+      if (!release) {
+        this.code = 'ERR_791';
+        this.error = `no turn to dial the ingress within limits.prefaceTimeoutMs (${ctx.limits.prefaceTimeoutMs} ms)`;
+        ctx.metrics.refusals.inc({ code: this.code });
+        this.refuse('dial_failed');
+        return;
+      }
+      this.attempts++;
+      const t0 = performance.now();
+      const remaining = deadline - t0;
+      let socket: Socket;
+      try {
+        socket = await ingress.dial(
+          ctx.url,
+          sourceInfo,
+          Math.max(1, Math.round(Math.min(ctx.limits.dialTimeoutMs, remaining))),
+          signal,
+        );
       } catch (err) {
+        release();
         if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         ctx.metrics.dialSeconds.observe({ result: e.code }, (performance.now() - t0) / 1000);
         ctx.metrics.refusals.inc({ code: e.code });
         this.code = e.code;
         this.error = e.msg;
-        const d = decideRetry(e.code, this.attempts, deadline - performance.now(), ctx.random);
+        const d = decideRetry(
+          e.code,
+          this.attempts,
+          deadline - performance.now(),
+          ctx.random,
+          ctx.limits.maxDialAttempts,
+        );
         if (!d.retry) {
-          this.closeClientGently(e.fromIngress ? 'refused' : 'dial_failed');
+          if (/\b(EMFILE|ENFILE)\b/.test(e.msg))
+            ctx.turnedAway?.record('out_of_descriptors', ctx.port, e.msg);
+          this.refuse(e.fromIngress ? 'refused' : 'dial_failed');
           return;
         }
-        await new Promise<void>((resolve) => {
-          const { signal } = this.abort;
-          const onAbort = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-          const timer = setTimeout(() => {
-            signal.removeEventListener('abort', onAbort);
-            resolve();
-          }, d.delayMs);
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
+        await sleep(d.delayMs, signal);
         if (this.outcome) return;
+        continue;
       }
+      release();
+      ctx.metrics.dialSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
+      if (this.outcome) {
+        resetSocket(socket);
+        return;
+      }
+      this.pipe(socket);
+      return;
     }
   }
 
   private pipe(upstream: Socket): void {
     const { client, ctx } = this;
+    // Closed while the dial was on its way back: its 'close' may be gone already.
+    if (upstream.destroyed) {
+      this.abortBoth('ingress_error', 'the ingress connection closed before piping');
+      return;
+    }
     this.upstream = upstream;
     let clientEnded = false;
     let upstreamEnded = false;
@@ -174,67 +262,90 @@ export class ForwardedConnection {
       if (++closed === 2) this.finish(this.outcome ?? 'closed');
     };
     upstream.on('error', (err: NodeJS.ErrnoException) =>
-      this.teardown('ingress_error', err.code ?? err.message),
+      this.abortBoth('ingress_error', err.code ?? err.message),
     );
-    client.once('end', () => (clientEnded = true));
-    upstream.once('end', () => (upstreamEnded = true));
+    // A FIN is passed on only once it is known to be one (see onCleanEnd); a hidden reset fails
+    // the probe with an 'error', which resets both sides.
+    client.once('end', () => {
+      clientEnded = true;
+      onCleanEnd(client, () => upstream.end());
+    });
+    upstream.once('end', () => {
+      upstreamEnded = true;
+      onCleanEnd(upstream, () => client.end());
+    });
     // A side that closes without a clean end (destroyed, not FIN) takes the other down with it.
     client.once('close', () => {
-      if (!clientEnded) this.teardown(this.outcome ?? 'client_error');
+      if (!clientEnded) this.abortBoth('client_error', 'closed without an end of stream');
       onClose();
     });
     upstream.once('close', () => {
-      if (!upstreamEnded) this.teardown(this.outcome ?? 'ingress_error');
+      if (!upstreamEnded) this.abortBoth('ingress_error', 'closed without an end of stream');
       onClose();
     });
-    const onIdle = () => this.teardown('idle_timeout');
-    client.setTimeout(ctx.limits.idleTimeoutMs, onIdle);
-    upstream.setTimeout(ctx.limits.idleTimeoutMs, onIdle);
+    upstream.setTimeout(ctx.limits.idleTimeoutMs, () => this.abortBoth('idle_timeout'));
     client.setNoDelay(true);
-    // pipe() gives backpressure (pause when the other side's buffer is full) and half-close
-    // (end() on the source's FIN, which with allowHalfOpen sends only our FIN).
-    client.pipe(upstream);
-    upstream.pipe(client);
+    client.off('readable', this.onReadable);
+    if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());
+    // pipe() gives backpressure (pause when the other side's buffer is full); half-close is
+    // passed on by the 'end' handlers above (with allowHalfOpen, end() sends only our FIN).
+    client.pipe(upstream, { end: false });
+    upstream.pipe(client, { end: false });
     client.resume();
     upstream.resume();
   }
 
-  /** Ends our side cleanly, discards what the client still sends, destroys it if it lingers. */
-  private closeClientGently(outcome: Outcome): void {
+  /** A client that sent nothing and ended: end our side too; nothing was dialled. */
+  private closeUnused(): void {
     if (this.outcome) return;
-    this.outcome = outcome;
-    const { client } = this;
-    client.once('close', () => this.finish(outcome));
-    client.resume();
-    client.end();
-    setTimeout(() => client.destroy(), CLOSE_LINGER_MS).unref();
+    this.outcome = 'closed';
+    this.client.off('readable', this.onReadable);
+    this.client.once('close', () => this.finish('closed'));
+    this.client.resume();
+    this.client.end();
   }
 
-  private teardown(outcome: Outcome, error?: string): void {
+  /** Turns the client away with a reset: it must not read the refusal as an empty, complete answer. */
+  private refuse(outcome: Outcome): void {
+    if (this.outcome) return;
+    this.outcome = outcome;
+    this.aborted = true;
+    this.abort.abort();
+    this.client.off('readable', this.onReadable);
+    if (this.client.destroyed) this.finish(outcome);
+    else {
+      this.client.once('close', () => this.finish(outcome));
+      resetSocket(this.client);
+    }
+  }
+
+  private abortBoth(outcome: Outcome, error?: string): void {
     if (this.outcome === undefined) {
       this.outcome = outcome;
       if (error && !this.error) this.error = error;
     }
+    if (this.aborted) return;
+    this.aborted = true;
     this.abort.abort();
-    this.client.destroy();
-    this.upstream?.destroy();
-    if (!this.upstream) this.finish(this.outcome);
+    resetSocket(this.client);
+    if (this.upstream) resetSocket(this.upstream);
+    else this.finish(this.outcome);
   }
-
-  private finished = false;
 
   private finish(outcome: Outcome): void {
     if (this.finished) return;
     this.finished = true;
+    this.releaseSilentSlot();
     const { ctx, client } = this;
     const port = String(ctx.port);
     ctx.metrics.active.dec({ port });
     ctx.metrics.connections.inc({ port, outcome });
     ctx.metrics.bytes.inc({ port, direction: 'to_ingress' }, client.bytesRead);
     ctx.metrics.bytes.inc({ port, direction: 'to_client' }, client.bytesWritten);
-    const failed =
-      outcome === 'refused' || outcome === 'dial_failed' || outcome === 'no_ingress' || outcome === 'limit';
-    // Successful connections log at debug; skip building the line when that is off (the hot path).
+    // Turned-away clients (limit, no_ingress) are counted and logged rate-limited by TurnedAway;
+    // their own lines, like those of served connections, are debug. Skip building a line when that is
+    // off (the hot path).
+    const failed = outcome === 'refused' || outcome === 'dial_failed';
     if (!failed && !ctx.logger.isLevelEnabled('debug')) {
       this.resolveDone();
       return;

@@ -1,10 +1,11 @@
 /**
  * Pure: from this install's internal Services to the listeners the forwarder should have, one
- * per allocated port, each with the URL it serves and the ingress to dial. The format is fixed in
- * docs/projection.md; the forwarder reads only the ports and ingress annotations.
+ * per allocated port, each with the URL it serves. The format is fixed in docs/projection.md; the
+ * forwarder reads only the ports annotation. Where the ingress is never comes from a Service:
+ * anyone who may write Services in the operator namespace could otherwise send the authtoken to a
+ * server of their choosing (see ingress-address.ts).
  */
 import {
-  INGRESS_ANNOTATION,
   PORTS_ANNOTATION,
   ROLE_INTERNAL,
   ROLE_LABEL,
@@ -12,7 +13,6 @@ import {
   type InstallIdentity,
 } from '../binding/identity.js';
 import { parsePortsAnnotation } from '../binding/service-format.js';
-import { isLoopbackHost, tryParseHostPort } from '../net/host-port.js';
 
 /** The part of a Service this function looks at. */
 export interface ServiceLike {
@@ -27,15 +27,13 @@ export interface ServiceLike {
 export interface ListenerRoute {
   /** The canonical endpoint URL the port stands for. */
   url: string;
-  /** `host:port` of the binding ingress; undefined while no Service names one and no override is set. */
-  ingress: string | undefined;
 }
 
 export interface DesiredProblem {
   /** `namespace/name` of the Service, or several joined by `, `. */
   service: string;
   /** Stable short kind, for logs and tests. */
-  kind: 'foreign' | 'ports-annotation' | 'ingress-annotation' | 'port-conflict';
+  kind: 'foreign' | 'ports-annotation' | 'port-conflict' | 'port-range' | 'own-port';
   message: string;
   port?: number;
 }
@@ -45,27 +43,31 @@ export interface DesiredListeners {
   problems: DesiredProblem[];
 }
 
+export interface DesiredOptions {
+  /** The allocated port range (`portRange`): a port outside it is refused. */
+  portRange?: { min: number; max: number };
+  /** The forwarder's own ports (its HTTP server): never an allocated port. */
+  ownPorts?: readonly number[];
+}
+
 const keyOf = (s: ServiceLike): string => `${s.metadata.namespace ?? ''}/${s.metadata.name}`;
 
 /**
  * Services are visited in name order so that the outcome never depends on the cache's order.
- * A port claimed with two URLs is a controller bug: reported and skipped (no listener), never
- * guessed. The ingress of a port is the first valid annotation among the Services that list it,
- * unless `ingressOverride` is set.
+ * A port claimed with two URLs is a controller bug or a forged Service: reported and skipped (no
+ * listener), never guessed. Several Services may list one port with the same URL (the internal
+ * Services of one hostname each list every port of the hostname). A port outside the range or
+ * equal to one of the forwarder's own is refused, so a Service cannot take the health port.
  */
 export function desiredListeners(
   services: readonly ServiceLike[],
   identity: InstallIdentity,
-  opts: {
-    /** `ingress.address` from the config: wins over every annotation. */
-    ingressOverride?: string | undefined;
-    /** Plain TCP (`ingress.tls: false`) may only reach a loopback ingress. */
-    plainTcp?: boolean;
-  } = {},
+  opts: DesiredOptions = {},
 ): DesiredListeners {
-  const { ingressOverride, plainTcp = false } = opts;
+  const range = opts.portRange ?? { min: 1, max: 65535 };
+  const own = new Set(opts.ownPorts ?? []);
   const problems: DesiredProblem[] = [];
-  const claims = new Map<number, { url: string; ingress: string | undefined; services: string[] }>();
+  const claims = new Map<number, { url: string; services: string[] }>();
   const conflicted = new Map<number, Set<string>>();
 
   for (const svc of [...services].sort((a, b) => keyOf(a).localeCompare(keyOf(b)))) {
@@ -74,8 +76,7 @@ export function desiredListeners(
       problems.push({ service: key, kind: 'foreign', message: 'not an internal Service of this install' });
       continue;
     }
-    const annotations = svc.metadata.annotations ?? {};
-    const parsed = parsePortsAnnotation(annotations[PORTS_ANNOTATION]);
+    const parsed = parsePortsAnnotation(svc.metadata.annotations?.[PORTS_ANNOTATION]);
     if (!parsed.ok) {
       problems.push({
         service: key,
@@ -84,28 +85,31 @@ export function desiredListeners(
       });
       continue;
     }
-    let ingress = ingressOverride === undefined ? annotations[INGRESS_ANNOTATION] : undefined;
-    if (ingress !== undefined) {
-      const addr = tryParseHostPort(ingress);
-      const shown = JSON.stringify(ingress.slice(0, 100));
-      const message = !addr
-        ? `${INGRESS_ANNOTATION}: must be host:port, got ${shown}`
-        : plainTcp && !isLoopbackHost(addr.host)
-          ? `${INGRESS_ANNOTATION}: ${shown} is not a loopback address, and ingress.tls is false (plain TCP only to a loopback ingress)`
-          : undefined;
-      if (message) {
-        problems.push({ service: key, kind: 'ingress-annotation', message });
-        ingress = undefined;
-      }
-    }
     for (const [port, url] of parsed.ports) {
+      if (own.has(port)) {
+        problems.push({
+          service: key,
+          kind: 'own-port',
+          port,
+          message: `port ${port} is one of the forwarder's own ports (http.listen); no listener`,
+        });
+        continue;
+      }
+      if (port < range.min || port > range.max) {
+        problems.push({
+          service: key,
+          kind: 'port-range',
+          port,
+          message: `port ${port} is outside portRange ${range.min}-${range.max}; no listener`,
+        });
+        continue;
+      }
       const claim = claims.get(port);
       if (!claim) {
-        claims.set(port, { url, ingress, services: [key] });
+        claims.set(port, { url, services: [key] });
         continue;
       }
       claim.services.push(key);
-      claim.ingress ??= ingress;
       if (claim.url !== url) {
         const urls = conflicted.get(port) ?? new Set([claim.url]);
         urls.add(url);
@@ -126,7 +130,7 @@ export function desiredListeners(
       });
       continue;
     }
-    routes.set(port, { url: claim.url, ingress: ingressOverride ?? claim.ingress });
+    routes.set(port, { url: claim.url });
   }
   return { routes, problems };
 }
@@ -139,7 +143,7 @@ export function sameRoutes(
   if (a.size !== b.size) return false;
   for (const [port, r] of a) {
     const o = b.get(port);
-    if (!o || o.url !== r.url || o.ingress !== r.ingress) return false;
+    if (!o || o.url !== r.url) return false;
   }
   return true;
 }

@@ -1,50 +1,64 @@
 /**
- * Wires the forwarder: the internal-Services cache, the pure desired-listeners function, the
- * listener set, and the health server. `startForwarder` is used by the CLI, the tests and the
- * demo in-process; `shutdown()` is the SIGTERM sequence, `stop()` the immediate one.
+ * Wires the forwarder: the caches of the internal Services and of the install record, the pure
+ * desired-listeners and ingress-address functions, the listener set, the authtoken and CA files,
+ * and the health server. `startForwarder` is used by the CLI, the tests and the demo in-process;
+ * `shutdown()` is the SIGTERM sequence, `stop()` the immediate one.
  */
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import type { IngressTlsOptions } from '../api/ingress/dialer.js';
+import { connectThroughIngress, IngressError, type IngressTlsOptions } from '../api/ingress/dialer.js';
+import { resetSocket } from '../api/ingress/reset.js';
+import { reusableTls } from '../api/ingress/tls-client.js';
 import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
+import { installRecordName } from '../binding/install-record.js';
 import {
   collectionPath,
+  ConfigMapSchema,
   createCache,
   kinds,
   ServiceSchema,
   type CacheTuning,
+  type ConfigMap,
   type Service,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import type { ListenAddress } from '../net/listen.js';
-import { splitListen, type ForwarderConfig } from './config.js';
-import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
 import { startProbeServer } from '../net/probe-server.js';
+import { AuthtokenState, parseAuthtoken, type TokenVerdict } from './authtoken.js';
+import { splitListen, type ForwarderConfig } from './config.js';
+import type { IngressRoute } from './connection.js';
+import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
+import { openFilesLimit } from './fd-limit.js';
+import { watchFile, type FileWatch } from './file-watch.js';
+import { resolveIngressAddress, type IngressAddress } from './ingress-address.js';
+import { ListenerSet, type ListenerStatus } from './listeners.js';
+import { forwarderMetrics } from './metrics.js';
+import { TurnedAway } from './turned-away.js';
 
 export interface Readiness {
   ready: boolean;
   /** Why not ready (empty when ready): each names the cause, e.g. a port and its bind error. */
   reasons: string[];
 }
-import { ListenerSet, type ListenerStatus } from './listeners.js';
-import { forwarderMetrics } from './metrics.js';
 
-/** A configuration problem found while starting (unreadable CA file): names the field. */
+/** A configuration problem found while starting (unreadable CA or authtoken file): names the field. */
 export class ForwarderConfigError extends Error {
   override readonly name = 'ForwarderConfigError';
 }
 
 export interface ForwarderOptions {
   config: ForwarderConfig;
-  /** The agent authtoken sent in every preface; never logged. */
-  authtoken: string;
+  /** The agent authtoken sent in every preface, when `config.authtokenFile` is not set; never logged. */
+  authtoken?: string;
   kubeConfig: KubeConfig;
   logger: Logger;
   /** Default: a new Registry (with the forwarder's and the kube cache's metrics). */
   registry?: Registry;
   /** Cache timings (tests shorten them). */
   cacheTuning?: Partial<CacheTuning>;
+  /** How often the authtoken and CA files are re-read besides the directory watch; 10 s. */
+  filePollMs?: number;
 }
 
 export interface Forwarder {
@@ -55,37 +69,67 @@ export interface Forwarder {
   boundPorts(): number[];
   listeners(): ListenerStatus[];
   readiness(): Readiness;
+  /** The ingress address in use and where it came from. */
+  ingress(): IngressAddress;
   /** Client connections open now. */
   openConnections(): number;
   /** Bytes held in stream buffers over all connections (for tests and debugging). */
   bufferedBytes(): number;
   /**
    * The SIGTERM sequence: unready at once, keep accepting for `drain.delaySeconds`, then stop
-   * accepting and give open connections `drain.timeoutSeconds` before closing them.
+   * accepting and give open connections `drain.timeoutSeconds` before resetting them.
    */
   shutdown(): Promise<void>;
-  /** Stops everything now (open connections are closed). */
+  /** Stops everything now (open connections are reset). */
   stop(): Promise<void>;
 }
 
-async function tlsOptions(config: ForwarderConfig): Promise<IngressTlsOptions | undefined> {
-  const { ingress } = config;
-  if (!ingress.tls) return undefined;
-  let ca: string | undefined;
-  if (ingress.caFile) {
-    try {
-      ca = await readFile(ingress.caFile, 'utf8');
-    } catch (err) {
-      throw new ForwarderConfigError(
-        `ingress.caFile: cannot read ${ingress.caFile}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    if (!ca.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new ForwarderConfigError(`ingress.caFile: ${ingress.caFile} holds no PEM certificate`);
-    }
+async function readCa(config: ForwarderConfig): Promise<string | undefined> {
+  const { caFile } = config.ingress;
+  if (!caFile) return undefined;
+  let ca: string;
+  try {
+    ca = await readFile(caFile, 'utf8');
+  } catch (err) {
+    throw new ForwarderConfigError(
+      `ingress.caFile: cannot read ${caFile}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
-  return { ...(ca ? { ca } : {}), ...(ingress.serverName ? { servername: ingress.serverName } : {}) };
+  if (!ca.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ForwarderConfigError(`ingress.caFile: ${caFile} holds no PEM certificate`);
+  }
+  return ca;
 }
+
+function tlsFor(config: ForwarderConfig, ca: string | undefined): IngressTlsOptions | undefined {
+  if (!config.ingress.tls) return undefined;
+  return reusableTls({
+    ...(ca ? { ca } : {}),
+    ...(config.ingress.serverName ? { servername: config.ingress.serverName } : {}),
+  });
+}
+
+async function readAuthtoken(config: ForwarderConfig, fromEnv: string | undefined): Promise<string> {
+  if (!config.authtokenFile) {
+    if (fromEnv === undefined)
+      throw new ForwarderConfigError('authtokenFile: not set, and no authtoken in ENDPOINT_BINDER_AUTHTOKEN');
+    return fromEnv;
+  }
+  let raw: string;
+  try {
+    raw = await readFile(config.authtokenFile, 'utf8');
+  } catch (err) {
+    throw new ForwarderConfigError(
+      `authtokenFile: cannot read ${config.authtokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
+  }
+  const parsed = parseAuthtoken(raw);
+  if (!parsed.ok) throw new ForwarderConfigError(`authtokenFile: ${config.authtokenFile} ${parsed.message}`);
+  return parsed.token;
+}
+
+/** A URL the ingress cannot serve (port 0 breaks the URL rules): any answer but ERR_710 means the token was accepted. */
+const TOKEN_CHECK_URL = 'tcp://authtoken-check.endpoint-binder:0';
 
 export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder> {
   const { config } = opts;
@@ -96,41 +140,160 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     release: config.releaseName,
     operatorNamespace: config.operatorNamespace,
   };
-  const tls = await tlsOptions(config);
+  let tls = tlsFor(config, await readCa(config));
+  const initialToken = await readAuthtoken(config, opts.authtoken);
+  const descriptorLimit = await openFilesLimit();
+  const listen = splitListen(config.http.listen);
+  const turnedAway = new TurnedAway(metrics, log);
 
   let shuttingDown = false;
+  let ingress: IngressAddress = {
+    address: undefined,
+    source: 'none',
+    problem: 'install record not read yet',
+  };
+
+  const dialWith = (
+    token: string,
+    url: string,
+    source: { ip: string } | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+    address: string,
+  ) =>
+    connectThroughIngress({
+      address,
+      authtoken: token,
+      url,
+      ...(tls ? { tls } : {}),
+      ...(source ? { source } : {}),
+      timeoutMs,
+      signal,
+    });
+
+  const authtoken = new AuthtokenState(
+    initialToken,
+    async (token): Promise<TokenVerdict | undefined> => {
+      const address = ingress.address;
+      if (!address) return undefined;
+      try {
+        const s = await dialWith(
+          token,
+          TOKEN_CHECK_URL,
+          undefined,
+          config.limits.dialTimeoutMs,
+          new AbortController().signal,
+          address,
+        );
+        resetSocket(s);
+        return 'accepted';
+      } catch (err) {
+        if (!(err instanceof IngressError) || !err.fromIngress) return undefined;
+        return err.code === 'ERR_710' ? 'refused' : 'accepted';
+      }
+    },
+    () => {
+      const problem = authtoken.problem;
+      if (problem) log.error({ problem }, 'forwarder authtoken refused');
+      else log.info({}, 'forwarder authtoken accepted again');
+      publishReady();
+    },
+  );
+
+  const route = (): IngressRoute | undefined => {
+    const address = ingress.address;
+    if (!address) return undefined;
+    return {
+      address,
+      async dial(url, source, timeoutMs, signal) {
+        const token = authtoken.token;
+        try {
+          const s = await dialWith(
+            token,
+            url,
+            source?.ip ? { ip: source.ip } : undefined,
+            timeoutMs,
+            signal,
+            address,
+          );
+          authtoken.observe(token, 'accepted');
+          return s;
+        } catch (err) {
+          if (err instanceof IngressError && err.fromIngress)
+            authtoken.observe(token, err.code === 'ERR_710' ? 'refused' : 'accepted', err.msg);
+          throw err;
+        }
+      },
+    };
+  };
+
   const listeners = new ListenerSet({
     host: config.listenHost,
-    authtoken: opts.authtoken,
-    tls,
+    ingress: route,
+    dialOn: config.dialOn,
     limits: config.limits,
     removedDrainMs: config.drain.timeoutSeconds * 1000,
     metrics,
     logger: log,
-    onStateChange: () => metrics.ready.set(readiness().ready ? 1 : 0),
+    turnedAway,
+    ...(descriptorLimit !== undefined ? { descriptorLimit } : {}),
+    onStateChange: () => publishReady(),
   });
 
-  const cache = createCache<Service>({
+  const cacheCommon = {
     kubeConfig: opts.kubeConfig,
+    logger: log,
+    metrics: registry,
+    ...(opts.cacheTuning ? { options: opts.cacheTuning } : {}),
+  };
+  const services = createCache<Service>({
+    ...cacheCommon,
     path: collectionPath(kinds.service, config.operatorNamespace),
     name: 'forwarder-internal-services',
     labelSelector: ownershipSelector(identity, ROLE_INTERNAL),
     schema: ServiceSchema,
-    logger: log,
-    metrics: registry,
-    ...(opts.cacheTuning ? { options: opts.cacheTuning } : {}),
+  });
+  const recordName = installRecordName(identity);
+  const records = createCache<ConfigMap>({
+    ...cacheCommon,
+    path: collectionPath(kinds.configMap, config.operatorNamespace),
+    name: 'forwarder-install-record',
+    fieldSelector: `metadata.name=${recordName}`,
+    schema: ConfigMapSchema,
   });
 
   let lastProblems = '';
+  let lastIngressProblem: string | undefined;
   // Between the first sync and the first reconcile the listener set is empty, which must not read as "all bound".
   let reconciled = false;
   const reconcile = () => {
     scheduled = false;
-    if (!cache.synced) return;
+    if (!services.synced || !records.synced) return;
     reconciled = true;
-    const desired = desiredListeners(cache.list(), identity, {
-      ingressOverride: config.ingress.address,
-      plainTcp: !config.ingress.tls,
+    const next = resolveIngressAddress(
+      config.ingress.address,
+      records.get(config.operatorNamespace, recordName),
+      identity,
+      { plainTcp: !config.ingress.tls },
+    );
+    if (next.address !== ingress.address) {
+      const fields = {
+        address: next.address ?? null,
+        previous: ingress.address ?? null,
+        source: next.source,
+        ...(next.operatorId ? { operator_id: next.operatorId } : {}),
+      };
+      // The first address is news; a change of it sends every new connection (and the token) elsewhere.
+      if (ingress.address === undefined) log.info(fields, 'forwarder ingress address');
+      else log.warn(fields, 'forwarder ingress address changed');
+    }
+    if (next.problem !== undefined && next.problem !== lastIngressProblem)
+      log.warn({ problem: next.problem }, 'forwarder has no ingress address');
+    lastIngressProblem = next.problem;
+    ingress = next;
+    const desired = desiredListeners(services.list(), identity, {
+      portRange: config.portRange,
+      ownPorts: [listen.port, httpPort].filter((p) => p > 0),
     });
     const problemsKey = JSON.stringify(desired.problems);
     if (problemsKey !== lastProblems) {
@@ -138,7 +301,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       for (const p of desired.problems) logProblem(log, p);
     }
     listeners.reconcile(desired.routes);
-    metrics.ready.set(readiness().ready ? 1 : 0);
+    publishReady();
   };
   // Cache events come in bursts (initial list, relists); one reconcile per turn of the loop.
   let scheduled = false;
@@ -147,22 +310,83 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     scheduled = true;
     setImmediate(reconcile);
   };
-  cache.on('add', schedule);
-  cache.on('update', schedule);
-  cache.on('delete', schedule);
+  for (const cache of [services, records]) {
+    cache.on('add', schedule);
+    cache.on('update', schedule);
+    cache.on('delete', schedule);
+  }
 
   function readiness(): Readiness {
     const reasons: string[] = [];
     if (shuttingDown) reasons.push('shutting down');
-    if (!cache.synced || !reconciled) reasons.push('internal Services not listed yet');
+    if (!services.synced || !records.synced || !reconciled)
+      reasons.push('internal Services and the install record not listed yet');
+    else if (ingress.problem !== undefined) reasons.push(ingress.problem);
+    const tokenProblem = authtoken.problem;
+    if (tokenProblem !== undefined) reasons.push(tokenProblem);
     for (const l of listeners.status()) {
       if (l.state !== 'bound')
         reasons.push(`port ${l.port} (${l.url}) ${l.state}${l.error ? `: ${l.error}` : ''}`);
     }
     return { ready: reasons.length === 0, reasons };
   }
+  function publishReady(): void {
+    metrics.ready.set(readiness().ready ? 1 : 0);
+  }
 
-  const listen = splitListen(config.http.listen);
+  const watches: FileWatch[] = [];
+  const pollMs = opts.filePollMs ?? 10_000;
+  if (config.authtokenFile) {
+    const file = config.authtokenFile;
+    watches.push(
+      watchFile(file, {
+        initial: await readFile(file, 'utf8').catch(() => ''),
+        pollMs,
+        onChange: (content) => {
+          const parsed = parseAuthtoken(content);
+          if (!parsed.ok) {
+            metrics.authtokenReloads.inc({ result: 'invalid' });
+            log.error(
+              { file, problem: parsed.message },
+              'forwarder authtoken file invalid, keeping the previous one',
+            );
+            return;
+          }
+          metrics.authtokenReloads.inc({ result: 'ok' });
+          log.info({ file }, 'forwarder authtoken reloaded');
+          authtoken.replace(parsed.token);
+        },
+        onError: (error) => log.warn({ file, error }, 'forwarder authtoken file unreadable'),
+      }),
+    );
+  }
+  if (config.ingress.tls && config.ingress.caFile) {
+    const file = config.ingress.caFile;
+    watches.push(
+      watchFile(file, {
+        initial: await readFile(file, 'utf8').catch(() => ''),
+        pollMs,
+        onChange: (content) => {
+          if (!content.includes('-----BEGIN CERTIFICATE-----')) {
+            log.error({ file }, 'forwarder CA bundle holds no PEM certificate, keeping the previous one');
+            return;
+          }
+          try {
+            tls = tlsFor(config, content);
+            log.info({ file }, 'forwarder CA bundle reloaded');
+          } catch (err) {
+            log.error(
+              { file, error: err instanceof Error ? err.message : String(err) },
+              'forwarder CA bundle invalid',
+            );
+          }
+        },
+        onError: (error) => log.warn({ file, error }, 'forwarder CA bundle unreadable'),
+      }),
+    );
+  }
+
+  let httpPort = 0;
   const http = await startProbeServer({
     host: listen.host,
     port: listen.port,
@@ -175,8 +399,10 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new Error(`http.listen: cannot listen on ${config.http.listen}: ${code}`);
   });
-  cache.start();
-  void cache.waitForSync().then(
+  httpPort = http.address.port;
+  services.start();
+  records.start();
+  void Promise.all([services.waitForSync(), records.waitForSync()]).then(
     () => schedule(),
     () => undefined,
   );
@@ -187,7 +413,11 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       http: http.address.address,
       ingress_override: config.ingress.address ?? null,
       ingress_tls: config.ingress.tls,
+      authtoken_file: config.authtokenFile ?? null,
+      port_range: config.portRange,
+      dial_on: config.dialOn,
       limits: config.limits,
+      open_files_limit: descriptorLimit ?? null,
       drain: config.drain,
     },
     'forwarder started',
@@ -198,7 +428,10 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const finish = async (drainMs: number) => {
     listeners.stopAccepting();
     await listeners.drain(drainMs, stopCtl.signal);
-    await Promise.all([cache.stop(), http.close()]);
+    for (const w of watches) w.stop();
+    authtoken.stop();
+    turnedAway.stop();
+    await Promise.all([services.stop(), records.stop(), http.close()]);
     log.info({}, 'forwarder stopped');
   };
 
@@ -208,6 +441,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     boundPorts: () => listeners.boundPorts(),
     listeners: () => listeners.status(),
     readiness,
+    ingress: () => ingress,
     openConnections: () => listeners.openConnections(),
     bufferedBytes: () => listeners.bufferedBytes(),
     shutdown() {

@@ -6,11 +6,15 @@
  * be bound, or whose socket fails, is retried with backoff and reported until it is bound.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import type { IngressTlsOptions } from '../api/ingress/dialer.js';
 import type { Logger } from '../log/logger.js';
-import { ForwardedConnection, type ConnectionLimits } from './connection.js';
+import { Backoff, baseDelay, type BackoffOptions } from '../time/backoff.js';
+import type { DialTrigger } from './config.js';
+import { ForwardedConnection, type ConnectionLimits, type IngressRoute } from './connection.js';
 import type { ListenerRoute } from './desired-listeners.js';
+import { DialGate, SlotCounter } from './dial-gate.js';
+import { connectionsForDescriptors } from './fd-limit.js';
 import type { ForwarderMetrics } from './metrics.js';
+import type { TurnedAway } from './turned-away.js';
 
 export type ListenerState = 'binding' | 'bound' | 'failed';
 
@@ -24,51 +28,79 @@ export interface ListenerStatus {
 
 export interface ListenerSetOptions {
   host: string;
-  authtoken: string;
-  tls: IngressTlsOptions | undefined;
-  limits: ConnectionLimits & { maxConnections: number; maxConnectionsPerPort: number };
+  /** The ingress to dial for a new connection, or undefined while none is known. */
+  ingress: () => IngressRoute | undefined;
+  /** Per URL scheme (`http`, `tcp`): dial at the first byte or at accept. */
+  dialOn: Record<string, DialTrigger>;
+  limits: ConnectionLimits & {
+    maxConnections: number;
+    maxConnectionsPerPort: number;
+    maxSilentDialsPerPort: number;
+    maxConcurrentDials: number;
+    acceptBacklog: number;
+  };
   /** Open connections of a removed listener are closed after this long. */
   removedDrainMs: number;
   metrics: ForwarderMetrics;
   logger: Logger;
+  turnedAway: TurnedAway;
+  /** The process's open files limit, when known: the connection cap is lowered to fit it. */
+  descriptorLimit?: number;
   /** Called whenever a listener's state changes (readiness may have changed). */
   onStateChange?: () => void;
+  random?: () => number;
 }
 
-/** Rebind delay after the n-th consecutive failure: 100 ms doubling to 30 s. */
+/** Rebinding a port: 100 ms doubling to 30 s; the sequence starts over after a minute without failure. */
+export const REBIND_BACKOFF: BackoffOptions = {
+  initialMs: 100,
+  maxMs: 30_000,
+  jitter: 0.2,
+  resetAfterMs: 60_000,
+};
+
+/** The un-jittered rebind delay after the n-th consecutive failure (n from 1). */
 export function rebindDelayMs(failures: number): number {
-  return Math.min(30_000, 100 * 2 ** Math.max(0, failures - 1));
+  return baseDelay(Math.max(0, failures - 1), REBIND_BACKOFF);
 }
-
-/** A listener bound this long counts as healthy again: the failure count restarts. */
-const STABLE_AFTER_MS = 60_000;
 
 class PortListener {
   state: ListenerState = 'binding';
   error: string | undefined;
   server: Server | undefined;
-  failures = 0;
-  boundAt = 0;
+  readonly backoff = new Backoff(REBIND_BACKOFF);
   retryTimer: NodeJS.Timeout | undefined;
   closed = false;
   readonly conns = new Set<ForwardedConnection>();
   /** Connections counted against the caps (turned-away ones are not). */
   accepted = 0;
+  readonly silent: SlotCounter;
 
   constructor(
     readonly port: number,
     public route: ListenerRoute,
-  ) {}
+    maxSilent: number,
+  ) {
+    this.silent = new SlotCounter(maxSilent);
+  }
+}
+
+function schemeOf(url: string): string {
+  const i = url.indexOf('://');
+  return i > 0 ? url.slice(0, i) : '';
 }
 
 export class ListenerSet {
   private readonly listeners = new Map<number, PortListener>();
   /** Listeners removed from the desired set whose connections are still draining. */
   private readonly retired = new Set<PortListener>();
+  private readonly gate: DialGate;
   private total = 0;
   private accepting = true;
 
-  constructor(private readonly opts: ListenerSetOptions) {}
+  constructor(private readonly opts: ListenerSetOptions) {
+    this.gate = new DialGate(opts.limits.maxConcurrentDials);
+  }
 
   /** Makes the listeners match `routes`. Synchronous; binding completes in the background. */
   reconcile(routes: ReadonlyMap<number, ListenerRoute>): void {
@@ -79,16 +111,13 @@ export class ListenerSet {
     for (const [port, route] of routes) {
       const l = this.listeners.get(port);
       if (!l) {
-        const nl = new PortListener(port, route);
+        const nl = new PortListener(port, route, this.opts.limits.maxSilentDialsPerPort);
         this.listeners.set(port, nl);
-        this.opts.logger.info(
-          { port, url: route.url, ingress: route.ingress ?? null },
-          'forwarder listener added',
-        );
+        this.opts.logger.info({ port, url: route.url }, 'forwarder listener added');
         this.bind(nl);
-      } else if (l.route.url !== route.url || l.route.ingress !== route.ingress) {
+      } else if (l.route.url !== route.url) {
         this.opts.logger.info(
-          { port, url: route.url, ingress: route.ingress ?? null, previous_url: l.route.url },
+          { port, url: route.url, previous_url: l.route.url },
           'forwarder listener route changed',
         );
         l.route = route;
@@ -122,7 +151,7 @@ export class ListenerSet {
       .sort((a, b) => a - b);
   }
 
-  /** Connections open now (dialling or piping), over every listener including retired ones. */
+  /** Connections open now (waiting, dialling or piping), over every listener including retired ones. */
   openConnections(): number {
     let n = 0;
     for (const l of [...this.listeners.values(), ...this.retired]) n += l.conns.size;
@@ -143,7 +172,7 @@ export class ListenerSet {
     this.publishStates();
   }
 
-  /** Waits up to `timeoutMs` for open connections to end, then closes the rest. */
+  /** Waits up to `timeoutMs` for open connections to end, then resets the rest. */
   async drain(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const all = (): ForwardedConnection[] =>
       [...this.listeners.values(), ...this.retired].flatMap((l) => [...l.conns]);
@@ -159,7 +188,7 @@ export class ListenerSet {
     signal?.removeEventListener('abort', onAbort);
     const left = all();
     if (left.length > 0)
-      this.opts.logger.info({ connections: left.length }, 'forwarder drain timeout, closing connections');
+      this.opts.logger.info({ connections: left.length }, 'forwarder drain timeout, resetting connections');
     for (const c of left) c.destroy('shutdown');
     await Promise.all(left.map((c) => c.done));
   }
@@ -192,7 +221,7 @@ export class ListenerSet {
 
   private bind(l: PortListener): void {
     if (l.closed) return;
-    l.state = l.failures > 0 ? l.state : 'binding';
+    if (l.backoff.attempt === 0) l.state = 'binding';
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) =>
       this.accept(l, socket),
     );
@@ -203,24 +232,27 @@ export class ListenerSet {
       this.failed(l, `cannot listen on ${this.opts.host}:${l.port}: ${err.code ?? err.message}`);
     };
     server.once('error', onListenError);
-    server.listen({ port: l.port, host: this.opts.host, backlog: 511 }, () => {
+    // A deep accept queue absorbs bursts (2,000 clients at once) while the loop is busy with
+    // handshakes; the kernel caps it at net.core.somaxconn.
+    server.listen({ port: l.port, host: this.opts.host, backlog: this.opts.limits.acceptBacklog }, () => {
       server.off('error', onListenError);
       if (l.closed || l.server !== server) {
         server.close();
         return;
       }
-      // Accept failures (EMFILE, ENFILE, …) would repeat for every queued connection; closing
-      // the socket and rebinding after a backoff keeps the process from spinning on them.
+      // libuv answers EMFILE on accept itself (it closes the pending connections with a reserved
+      // descriptor) and reports only what it cannot handle; that would repeat for every queued
+      // connection, so the socket is closed and rebound after a backoff.
       server.on('error', (err: NodeJS.ErrnoException) => {
         this.opts.metrics.acceptErrors.inc({ port: String(l.port) });
+        if (err.code === 'EMFILE' || err.code === 'ENFILE')
+          this.opts.turnedAway.record('out_of_descriptors', l.port, `accept failed: ${err.code}`);
         server.close();
         if (l.server === server) l.server = undefined;
         this.failed(l, `listening socket failed: ${err.code ?? err.message}`);
       });
-      if (Date.now() - l.boundAt > STABLE_AFTER_MS) l.failures = 0;
       l.state = 'bound';
       l.error = undefined;
-      l.boundAt = Date.now();
       this.opts.logger.info({ port: l.port, url: l.route.url }, 'forwarder listener bound');
       this.publishStates();
     });
@@ -228,11 +260,9 @@ export class ListenerSet {
 
   private failed(l: PortListener, error: string): void {
     if (l.closed) return;
-    if (l.boundAt > 0 && Date.now() - l.boundAt > STABLE_AFTER_MS) l.failures = 0;
-    l.failures++;
     l.state = 'failed';
     l.error = error;
-    const delay = rebindDelayMs(l.failures);
+    const delay = l.backoff.next(Date.now(), (this.opts.random ?? Math.random)());
     this.opts.logger.warn(
       { port: l.port, url: l.route.url, error, retry_in_ms: delay },
       'forwarder listener failed',
@@ -247,22 +277,41 @@ export class ListenerSet {
     const conn = new ForwardedConnection(socket, {
       port: l.port,
       url: l.route.url,
-      ingress: l.route.ingress,
-      authtoken: opts.authtoken,
-      tls: opts.tls,
+      ingress: opts.ingress,
+      dialOn: opts.dialOn[schemeOf(l.route.url)] ?? 'accept',
+      silent: l.silent,
+      gate: this.gate,
       limits: opts.limits,
       metrics: opts.metrics,
       logger: opts.logger,
+      turnedAway: opts.turnedAway,
+      ...(opts.random ? { random: opts.random } : {}),
     });
     l.conns.add(conn);
-    const overTotal = this.total >= opts.limits.maxConnections;
-    if (overTotal || l.accepted >= opts.limits.maxConnectionsPerPort) {
-      conn.reject(
-        'limit',
-        overTotal
-          ? `limits.maxConnections (${opts.limits.maxConnections}) reached`
-          : `limits.maxConnectionsPerPort (${opts.limits.maxConnectionsPerPort}) reached`,
-      );
+    const fdCap =
+      opts.descriptorLimit !== undefined
+        ? connectionsForDescriptors(opts.descriptorLimit, this.listeners.size + this.retired.size)
+        : Infinity;
+    const refusal =
+      this.total >= fdCap && fdCap < opts.limits.maxConnections
+        ? ({
+            reason: 'out_of_descriptors',
+            message: `the open files limit (${opts.descriptorLimit}) holds ${fdCap} connections; raise it (ulimit -n) or lower limits.maxConnections`,
+          } as const)
+        : this.total >= opts.limits.maxConnections
+          ? ({
+              reason: 'max_connections',
+              message: `limits.maxConnections (${opts.limits.maxConnections}) reached`,
+            } as const)
+          : l.accepted >= opts.limits.maxConnectionsPerPort
+            ? ({
+                reason: 'max_connections_per_port',
+                message: `limits.maxConnectionsPerPort (${opts.limits.maxConnectionsPerPort}) reached`,
+              } as const)
+            : undefined;
+    if (refusal) {
+      opts.turnedAway.record(refusal.reason, l.port, refusal.message);
+      conn.reject('limit', refusal.message);
       void conn.done.then(() => l.conns.delete(conn));
       return;
     }
@@ -274,6 +323,11 @@ export class ListenerSet {
       this.total--;
     });
     conn.start();
+  }
+
+  /** Connections waiting for a turn to dial. */
+  dialsWaiting(): number {
+    return this.gate.waiting;
   }
 
   private publishStates(): void {

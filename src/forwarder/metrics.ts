@@ -9,6 +9,9 @@ export interface ForwarderMetrics {
   refusals: Counter<'code'>;
   listeners: Gauge<'state'>;
   acceptErrors: Counter<'port'>;
+  turnedAway: Counter<'reason'>;
+  dialsWaiting: Gauge;
+  authtokenReloads: Counter<'result'>;
   ready: Gauge;
 }
 
@@ -60,6 +63,23 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
       name: 'endpoint_binder_forwarder_accept_errors_total',
       help: 'Errors of a listening socket (accept failures such as EMFILE); the listener backs off and rebinds.',
       labelNames: ['port'],
+      registers,
+    }),
+    turnedAway: new Counter({
+      name: 'endpoint_binder_forwarder_turned_away_total',
+      help: 'Clients reset without being served, by reason (max_connections, max_connections_per_port, out_of_descriptors, no_ingress).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    dialsWaiting: new Gauge({
+      name: 'endpoint_binder_forwarder_dials_waiting',
+      help: 'Client connections waiting for a turn to dial the ingress (limits.maxConcurrentDials).',
+      registers,
+    }),
+    authtokenReloads: new Counter({
+      name: 'endpoint_binder_forwarder_authtoken_reloads_total',
+      help: 'Reads of a changed authtokenFile, by result (ok, invalid).',
+      labelNames: ['result'],
       registers,
     }),
     ready: new Gauge({

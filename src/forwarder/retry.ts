@@ -1,19 +1,30 @@
 /**
  * Pure: which failed ingress attempts are worth another try for the same client connection,
  * and how long to wait. The client is waiting on an open TCP connection, so the budget is short
- * (bounded by `limits.prefaceTimeoutMs` and `MAX_ATTEMPTS`); conditions that last (bad token,
- * unknown URL, no upstream) are not retried at all.
+ * (bounded by `limits.prefaceTimeoutMs` and `limits.maxDialAttempts`); conditions that last (bad
+ * token, unknown URL, no upstream, a refused certificate) are not retried at all.
  */
+import { applyJitter, baseDelay, type BackoffOptions } from '../time/backoff.js';
 
-/** At most this many ingress attempts per client connection. */
-export const MAX_ATTEMPTS = 4;
+/** The delays between attempts: 50 ms doubling to 1 s, each reduced by up to half at random. */
+export const RETRY_BACKOFF: BackoffOptions = {
+  initialMs: 50,
+  maxMs: 1_000,
+  jitter: 0.5,
+  resetAfterMs: 60_000,
+};
+
+/** Attempts per client connection when the config does not say (`limits.maxDialAttempts`). */
+export const DEFAULT_MAX_ATTEMPTS = 6;
 
 /**
  * Retryable: the ingress's transient refusals (preface timeout, upstream refused or unreachable,
- * at capacity, shutting down, internal error) and the dialer's transport failures (closed before
- * replying, no reply in time, could not connect). Not retried: protocol or credential errors
+ * at capacity, shutting down, evicted or too many handshakes from this source, internal error)
+ * and the dialer's transport failures (closed or reset before replying, the TLS handshake closed,
+ * no reply in time, could not connect). Not retried: protocol or credential errors
  * (ERR_700–ERR_720), unknown endpoint or missing upstream (ERR_721, ERR_722: they last longer than
- * a client waits), a malformed reply (ERR_792) and an abort (ERR_794).
+ * a client waits), loops and own listeners (ERR_732, ERR_733), a malformed reply (ERR_792), an
+ * abort (ERR_794) and a refused certificate (ERR_795).
  */
 const RETRYABLE = new Set([
   'ERR_704',
@@ -21,20 +32,27 @@ const RETRYABLE = new Set([
   'ERR_731',
   'ERR_740',
   'ERR_741',
+  'ERR_742',
+  'ERR_743',
   'ERR_750',
   'ERR_790',
   'ERR_791',
   'ERR_793',
 ]);
 
+/** Evicted to make room for a newer handshake: the ingress says "retry at once", so only a short spread. */
+const AT_ONCE = new Set(['ERR_742']);
+
 export function isRetryable(code: string): boolean {
   return RETRYABLE.has(code);
 }
 
-/** Delay before attempt `attempt + 1` (attempt counts from 1): 50, 100, 200 ms … with up to 50 % jitter downwards. */
-export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
-  const base = 50 * 2 ** Math.max(0, attempt - 1);
-  return Math.round(base * (1 - 0.5 * random()));
+/** Delay before attempt `attempt + 1` (attempt counts from 1): 50, 100, 200 … 1000 ms, jittered downwards. */
+export function retryDelayMs(attempt: number, random: () => number = Math.random, code = ''): number {
+  const base = AT_ONCE.has(code)
+    ? RETRY_BACKOFF.initialMs
+    : baseDelay(Math.max(0, attempt - 1), RETRY_BACKOFF);
+  return applyJitter(base, RETRY_BACKOFF.jitter, random());
 }
 
 export type RetryDecision =
@@ -46,10 +64,11 @@ export function decideRetry(
   attempt: number,
   remainingMs: number,
   random: () => number = Math.random,
+  maxAttempts = DEFAULT_MAX_ATTEMPTS,
 ): RetryDecision {
   if (!isRetryable(code)) return { retry: false, reason: 'not_retryable' };
-  if (attempt >= MAX_ATTEMPTS) return { retry: false, reason: 'attempts' };
-  const delayMs = retryDelayMs(attempt, random);
+  if (attempt >= maxAttempts) return { retry: false, reason: 'attempts' };
+  const delayMs = retryDelayMs(attempt, random, code);
   // An attempt needs some time of its own after the wait; starting one doomed to time out is pointless.
   if (remainingMs - delayMs < 50) return { retry: false, reason: 'budget' };
   return { retry: true, delayMs };

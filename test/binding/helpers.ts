@@ -23,7 +23,6 @@ export function config(overrides: Partial<ProjectionConfig> = {}): ProjectionCon
     portRange: { min: 10000, max: 19999 },
     serviceLabels: {},
     serviceAnnotations: {},
-    ingressAddress: 'ingress.example:443',
     ...overrides,
   };
 }

@@ -79,7 +79,6 @@ describe('project: the exact objects for one endpoint', () => {
           'endpoint-binder.io/endpoint-id': ID,
           'endpoint-binder.io/endpoint-url': 'http://api.prod:80',
           'endpoint-binder.io/ports': `{"${port}":"http://api.prod:80"}`,
-          'endpoint-binder.io/ingress': 'ingress.example:443',
         },
       },
       spec: {
@@ -121,9 +120,9 @@ describe('project: the exact objects for one endpoint', () => {
     expect(d.repairs).toEqual([]);
   });
 
-  it('uses the configured cluster domain and has no ingress annotation while the registration has none', () => {
+  it('uses the configured cluster domain and never writes an ingress annotation (the install record carries it)', () => {
     const d = run([ep('ep_a', 'http://api.prod')], {
-      config: config({ clusterDomain: 'corp.internal', ingressAddress: null }),
+      config: config({ clusterDomain: 'corp.internal' }),
     });
     expect(d.services.get('prod/api')?.spec?.externalName).toBe(`ep-a.${OPNS}.svc.corp.internal`);
     expect(d.services.get(`${OPNS}/ep-a`)?.metadata.annotations).not.toHaveProperty(

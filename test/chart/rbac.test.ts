@@ -31,9 +31,25 @@ describe.skipIf('skip' in helmTool)('RBAC: least privilege', () => {
         resourceNames: ['eb-controller'],
       },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], namespaces: ['ops'] },
+      // The install record (#15 item 4): only the controller writes it, only that name.
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'update', 'patch'],
+        namespaces: ['ops'],
+        resourceNames: ['eb-install'],
+      },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'], namespaces: ['ops'] },
     ]);
     expect(kubesimRulesFor(objs, SA.forwarder)).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'], namespaces: ['ops'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'watch'],
+        namespaces: ['ops'],
+        resourceNames: ['eb-install'],
+      },
     ]);
     expect(kubesimRulesFor(objs, SA.uninstall)).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'delete', 'update'] },
@@ -174,8 +190,15 @@ describe.skipIf('skip' in helmTool)('renderForTarget (for a local-process e2e ta
     expect(r.forwarderYaml).toContain('releaseName: eb');
     expect(r.rules.forwarder).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'], namespaces: ['ops'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'watch'],
+        namespaces: ['ops'],
+        resourceNames: ['eb-install'],
+      },
     ]);
     expect(r.rules.uninstall[0]?.verbs).toEqual(['get', 'list', 'delete', 'update']);
-    expect(r.rules.controller.length).toBe(5);
+    expect(r.rules.controller.length).toBe(7);
   });
 });

@@ -47,9 +47,11 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'Deployment/eb-endpoint-binder-forwarder',
         'Job/eb-endpoint-binder-config-check',
         'Job/eb-endpoint-binder-uninstall',
+        'Role/eb-endpoint-binder-controller-install-record',
         'Role/eb-endpoint-binder-controller-leader-election',
         'Role/eb-endpoint-binder-forwarder',
         'Role/eb-endpoint-binder-uninstall-lease',
+        'RoleBinding/eb-endpoint-binder-controller-install-record',
         'RoleBinding/eb-endpoint-binder-controller-leader-election',
         'RoleBinding/eb-endpoint-binder-forwarder',
         'RoleBinding/eb-endpoint-binder-uninstall-lease',
@@ -135,6 +137,9 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
       operatorNamespace: 'ops',
       ingress: { tls: true },
       limits: {},
+      portRange: { min: 10000, max: 19999 },
+      dialOn: { http: 'data', tcp: 'accept' },
+      authtokenFile: '/etc/endpoint-binder-authtoken/AUTHTOKEN',
       drain: { delaySeconds: 5, timeoutSeconds: 25 },
       http: { listen: '0.0.0.0:8081' },
       logLevel: 'info',
@@ -151,10 +156,21 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(c.ports).toEqual([{ name: 'http', containerPort: 8081, protocol: 'TCP' }]);
     const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.valueFrom]));
-    expect(env['ENDPOINT_BINDER_AUTHTOKEN']).toEqual({
-      secretKeyRef: { name: 'eb-endpoint-binder-credentials', key: 'AUTHTOKEN' },
-    });
+    // The authtoken is a mounted file, re-read on change (#15 item 7), not an env var.
+    expect(env['ENDPOINT_BINDER_AUTHTOKEN']).toBeUndefined();
     expect(env['ENDPOINT_BINDER_API_KEY']).toBeUndefined();
+    expect(c.volumeMounts).toContainEqual({
+      name: 'authtoken',
+      mountPath: '/etc/endpoint-binder-authtoken',
+      readOnly: true,
+    });
+    expect(podSpec(d).volumes).toContainEqual({
+      name: 'authtoken',
+      secret: {
+        secretName: 'eb-endpoint-binder-credentials',
+        items: [{ key: 'AUTHTOKEN', path: 'AUTHTOKEN' }],
+      },
+    });
   });
 
   it('gives the forwarder a config its own schema accepts (once src/forwarder/config.ts exists)', async (ctx) => {
@@ -402,10 +418,11 @@ describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
   it('uses an existing Secret instead of rendering one', async () => {
     const objs = await render({ api: REQUIRED.api, credentials: { existingSecret: 'my-creds' } });
     expect(objs.filter((o) => o.kind === 'Secret')).toEqual([]);
-    for (const name of ['eb-endpoint-binder-controller', 'eb-endpoint-binder-forwarder']) {
-      const c = container(find(objs, 'Deployment', name));
-      expect(c.env[0].valueFrom.secretKeyRef.name).toBe('my-creds');
-    }
+    const c = container(find(objs, 'Deployment', 'eb-endpoint-binder-controller'));
+    expect(c.env[0].valueFrom.secretKeyRef.name).toBe('my-creds');
+    // The forwarder mounts the authtoken key as a file: a changed Secret reaches it without a restart.
+    const fwd = podSpec(find(objs, 'Deployment', 'eb-endpoint-binder-forwarder'));
+    expect(fwd.volumes.find((v: any) => v.name === 'authtoken').secret.secretName).toBe('my-creds');
     expect(
       container(find(objs, 'Job', 'eb-endpoint-binder-uninstall')).env[0].valueFrom.secretKeyRef.name,
     ).toBe('my-creds');

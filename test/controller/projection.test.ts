@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ENDPOINT_IDS_ANNOTATION,
-  INGRESS_ANNOTATION,
   MANAGED_BY_LABEL,
   PORTS_ANNOTATION,
   REASON_ANNOTATION,
   STATE_LABEL,
 } from '../../src/binding/identity.js';
 import type { Controller } from '../../src/controller/controller.js';
-import { kinds } from '../../src/kube/index.js';
+import { KubeClient, kinds } from '../../src/kube/index.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
 
 /** The spec's projection steps against the mock API, kubesim and an in-process controller. */
@@ -51,7 +50,18 @@ describe('controller: projecting endpoints', () => {
     expect(JSON.parse(internal.metadata.annotations![PORTS_ANNOTATION]!)).toEqual({
       [String(target)]: 'http://api.prod:80',
     });
-    expect(internal.metadata.annotations![INGRESS_ANNOTATION]).toBe(env.mock.api.ingressAddress);
+    // The ingress address is never on a Service (any Service writer could change it): the install
+    // record, which only the controller writes, carries it.
+    expect(internal.metadata.annotations).not.toHaveProperty('endpoint-binder.io/ingress');
+    const record = await eventually(
+      () => new KubeClient(env.sim.kubeConfig()).get(kinds.configMap, OPERATOR_NS, 'endpoint-binder-install'),
+      'install record',
+    );
+    expect(record.data).toEqual({
+      'ingress-address': env.mock.api.ingressAddress,
+      'operator-id': ctl.status().operator!.id,
+    });
+    expect(record.metadata.labels).toMatchObject({ 'endpoint-binder.io/role': 'install-record' });
     expect(internal.metadata.labels).toMatchObject({
       [MANAGED_BY_LABEL]: 'endpoint-binder',
       'app.kubernetes.io/instance': 'endpoint-binder',

@@ -21,7 +21,6 @@ const config: ProjectionConfig = {
   portRange: { min: 10000, max: 10999 },
   serviceLabels: {},
   serviceAnnotations: {},
-  ingressAddress: null,
 };
 const ep = (id: string, url: string): EndpointRecord => ({ id, url, created_at: '2026-01-01T00:00:00Z' });
 

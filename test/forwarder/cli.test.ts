@@ -131,7 +131,7 @@ describe('endpoint-binder forwarder: the process', () => {
     const env = await setup();
     await endpoint(env, 'tcp://cli.x:9100', env.echo.upstreamUrl);
     const port = await freePort();
-    await createService(env.sim, internalService('ep-cli', { [port]: 'tcp://cli.x:9100' }, env.ingress));
+    await createService(env.sim, internalService('ep-cli', { [port]: 'tcp://cli.x:9100' }));
     const kubeconfig = await tempFile('kubeconfig', '');
     await env.sim.writeKubeconfig(kubeconfig);
     const config = await tempFile(

@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../kube/helpers.js';
@@ -17,10 +17,10 @@ import {
   internalService,
   logLines,
   roundTrip,
-  setAnnotations,
+  deleteInstallRecord,
+  writeInstallRecord,
   useEnv,
 } from './helpers.js';
-import { INGRESS_ANNOTATION } from '../../src/binding/identity.js';
 
 describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () => {
   const setup = useEnv();
@@ -37,7 +37,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
       await endpoint(env, 'http://web.shop', `http://127.0.0.1:${upstreamPort}`);
       const fwd = await env.start();
       const port = await freePort();
-      await createService(env.sim, internalService('ep-web', { [port]: 'http://web.shop:80' }, env.ingress));
+      await createService(env.sim, internalService('ep-web', { [port]: 'http://web.shop:80' }));
       await waitFor(() => fwd.boundPorts().includes(port) && fwd.readiness().ready, 10_000);
 
       const res = await request(`http://127.0.0.1:${port}/orders?id=7`, { reset: true });
@@ -76,7 +76,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     await endpoint(env, 'tcp://bulk.data:9000', env.echo.upstreamUrl);
     const fwd = await env.start();
     const port = await freePort();
-    await createService(env.sim, internalService('ep-bulk', { [port]: 'tcp://bulk.data:9000' }, env.ingress));
+    await createService(env.sim, internalService('ep-bulk', { [port]: 'tcp://bulk.data:9000' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
 
     const total = 64 * 1024 * 1024;
@@ -130,10 +130,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
       await endpoint(env, 'tcp://half.close:7000', upstream.upstreamUrl);
       const fwd = await env.start();
       const port = await freePort();
-      await createService(
-        env.sim,
-        internalService('ep-half', { [port]: 'tcp://half.close:7000' }, env.ingress),
-      );
+      await createService(env.sim, internalService('ep-half', { [port]: 'tcp://half.close:7000' }));
       await waitFor(() => fwd.boundPorts().includes(port), 10_000);
       const s = await connectTo(port);
       const all = readAll(s);
@@ -151,7 +148,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     const dead = await closedPort();
     const fwd = await env.start({ ingress: { address: `127.0.0.1:${dead}`, tls: false } });
     const port = await freePort();
-    await createService(env.sim, internalService('ep-down', { [port]: 'tcp://down.x:1' }, env.ingress));
+    await createService(env.sim, internalService('ep-down', { [port]: 'tcp://down.x:1' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
     const s = await connectTo(port);
     s.write('hello?');
@@ -160,12 +157,12 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     s.destroy();
     await waitFor(() => logLines(env, 'forwarder connection').length === 1, 10_000);
     const line = logLines(env, 'forwarder connection')[0]!;
-    expect(line).toMatchObject({ outcome: 'dial_failed', code: 'ERR_793', attempts: 4, level: 40 });
+    expect(line).toMatchObject({ outcome: 'dial_failed', code: 'ERR_793', attempts: 6, level: 40 });
     expect(
       await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_refusals_total', {
         code: 'ERR_793',
       }),
-    ).toBe(4);
+    ).toBe(6);
   });
 
   it('closes the client when the mock ingress stops mid-way, and never hangs', async () => {
@@ -173,7 +170,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     await endpoint(env, 'tcp://stop.x:7100', env.echo.upstreamUrl);
     const fwd = await env.start();
     const port = await freePort();
-    await createService(env.sim, internalService('ep-stop', { [port]: 'tcp://stop.x:7100' }, env.ingress));
+    await createService(env.sim, internalService('ep-stop', { [port]: 'tcp://stop.x:7100' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
     const s = await connectTo(port);
     expect(await roundTrip(s, 'ping')).toBe('ping');
@@ -194,10 +191,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     const fwd = await env.start();
     const port = await freePort();
     // No endpoint with this URL in the account: the ingress answers ERR_721.
-    await createService(
-      env.sim,
-      internalService('ep-none', { [port]: 'tcp://nobody.home:5432' }, env.ingress),
-    );
+    await createService(env.sim, internalService('ep-none', { [port]: 'tcp://nobody.home:5432' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
     const s = await connectTo(port);
     expect((await readAll(s, 10_000)).length).toBe(0);
@@ -220,38 +214,87 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     ).toBe(1);
   });
 
-  it('re-reads the ingress annotation when it changes', async () => {
+  it('follows the install record: a changed address is used for new connections and logged as a warning', async () => {
     const env = await setup();
     await endpoint(env, 'tcp://moved.x:7200', env.echo.upstreamUrl);
+    const dead = await closedPort();
+    await writeInstallRecord(env.sim, { ingressAddress: `127.0.0.1:${dead}`, operatorId: 'k8sop_old' });
     const fwd = await env.start();
     const port = await freePort();
-    const dead = await closedPort();
-    await createService(
-      env.sim,
-      internalService('ep-moved', { [port]: 'tcp://moved.x:7200' }, `127.0.0.1:${dead}`),
+    await createService(env.sim, internalService('ep-moved', { [port]: 'tcp://moved.x:7200' }));
+    await waitFor(
+      () => fwd.boundPorts().includes(port) && fwd.ingress().address === `127.0.0.1:${dead}`,
+      10_000,
     );
-    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
     const first = await connectTo(port);
+    first.write('anyone?');
     expect((await readAll(first)).length).toBe(0);
     first.destroy();
-    await setAnnotations(env.sim, 'ep-moved', { [INGRESS_ANNOTATION]: env.ingress });
-    await waitFor(() => logLines(env, 'forwarder listener route changed').length === 1, 10_000);
+    await writeInstallRecord(env.sim, { ingressAddress: env.ingress, operatorId: 'k8sop_new' });
+    await waitFor(() => logLines(env, 'forwarder ingress address changed').length === 1, 10_000);
+    expect(logLines(env, 'forwarder ingress address changed')[0]).toMatchObject({
+      level: 40,
+      address: env.ingress,
+      previous: `127.0.0.1:${dead}`,
+      source: 'install-record',
+      operator_id: 'k8sop_new',
+    });
     const second = await connectTo(port);
     expect(await roundTrip(second, 'now it works')).toBe('now it works');
     second.destroy();
   });
 
-  it('refuses connections without an ingress address (no annotation, no override)', async () => {
+  it('refuses connections without an ingress address (no install record, no override), unready with the reason', async () => {
     const env = await setup();
+    await deleteInstallRecord(env.sim);
     const fwd = await env.start();
     const port = await freePort();
-    await createService(env.sim, internalService('ep-noing', { [port]: 'tcp://noing.x:1' }, undefined));
+    await createService(env.sim, internalService('ep-noing', { [port]: 'tcp://noing.x:1' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-    const s = await connectTo(port);
+    await waitFor(
+      () => fwd.readiness().reasons.some((r) => r.includes('no binding ingress address')),
+      10_000,
+    );
+    expect(fwd.readiness().ready).toBe(false);
+    // A tcp:// port dials at accept: the reset may even beat the client's own connect event.
+    const s = connect({ host: '127.0.0.1', port });
+    s.on('error', () => undefined);
     expect((await readAll(s)).length).toBe(0);
     s.destroy();
     await waitFor(() => logLines(env, 'forwarder connection').length === 1, 10_000);
     expect(logLines(env, 'forwarder connection')[0]).toMatchObject({ outcome: 'no_ingress', attempts: 0 });
+    await waitFor(() => logLines(env, 'forwarder turned clients away').length === 1, 10_000);
+    expect(logLines(env, 'forwarder turned clients away')[0]).toMatchObject({
+      reason: 'no_ingress',
+      count: 1,
+    });
+  });
+
+  it('never sends the authtoken where a Service annotation points: a forged Service cannot redirect a port', async () => {
+    const env = await setup();
+    await endpoint(env, 'tcp://target.x:7250', env.echo.upstreamUrl);
+    // The attacker's "ingress": records whatever arrives (a preface would carry the authtoken).
+    let captured = '';
+    const trap = await startServer((s) => s.on('data', (c: Buffer) => (captured += c.toString('latin1'))));
+    try {
+      const fwd = await env.start();
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-target', { [port]: 'tcp://target.x:7250' }));
+      // A second Service with the install's labels, the same port and URL, named to sort first,
+      // pointing the old ingress annotation at the trap.
+      const forged = internalService('a-forged', { [port]: 'tcp://target.x:7250' });
+      forged.metadata.annotations!['endpoint-binder.io/ingress'] = `127.0.0.1:${trap.port}`;
+      await createService(env.sim, forged);
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      await new Promise((r) => setTimeout(r, 300)); // both Services in the cache
+      const s = await connectTo(port);
+      expect(await roundTrip(s, 'to the real ingress')).toBe('to the real ingress');
+      s.destroy();
+      expect(captured).toBe('');
+      expect(fwd.ingress()).toMatchObject({ address: env.ingress, source: 'install-record' });
+    } finally {
+      await trap.close();
+    }
   });
 
   it('closes idle connections after limits.idleTimeoutMs', async () => {
@@ -259,7 +302,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     await endpoint(env, 'tcp://idle.x:7300', env.echo.upstreamUrl);
     const fwd = await env.start({ limits: { idleTimeoutMs: 300 } });
     const port = await freePort();
-    await createService(env.sim, internalService('ep-idle', { [port]: 'tcp://idle.x:7300' }, env.ingress));
+    await createService(env.sim, internalService('ep-idle', { [port]: 'tcp://idle.x:7300' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
     const s = await connectTo(port);
     expect(await roundTrip(s, 'hi')).toBe('hi');
@@ -277,11 +320,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     const other = await freePort();
     await createService(
       env.sim,
-      internalService(
-        'ep-secret',
-        { [port]: 'tcp://secret.x:7400', [other]: 'tcp://secret.x:7401' },
-        env.ingress,
-      ),
+      internalService('ep-secret', { [port]: 'tcp://secret.x:7400', [other]: 'tcp://secret.x:7401' }),
     );
     await waitFor(() => fwd.boundPorts().length === 2, 10_000);
     const ok = await connectTo(port);
@@ -308,7 +347,7 @@ describe('forwarder to a TLS ingress', () => {
     await writeFile(caFile, env.mock.api.ingressCaPem!);
     const trusting = await env.start({ ingress: { tls: true, caFile } });
     const port = await freePort();
-    await createService(env.sim, internalService('ep-tls', { [port]: 'tcp://tls.x:7500' }, env.ingress));
+    await createService(env.sim, internalService('ep-tls', { [port]: 'tcp://tls.x:7500' }));
     await waitFor(() => trusting.boundPorts().includes(port), 10_000);
     const s = await connectTo(port);
     expect(await roundTrip(s, 'over tls')).toBe('over tls');
@@ -325,9 +364,16 @@ describe('forwarder to a TLS ingress', () => {
       () => logLines(env, 'forwarder connection').some((l) => l['outcome'] === 'dial_failed'),
       10_000,
     );
+    // A refused certificate has its own code and is not retried (it would fail again).
     expect(logLines(env, 'forwarder connection').find((l) => l['outcome'] === 'dial_failed')).toMatchObject({
-      code: 'ERR_793',
+      code: 'ERR_795',
+      attempts: 1,
     });
+    expect(
+      await metricValue(untrusting.registry, 'endpoint_binder_forwarder_ingress_refusals_total', {
+        code: 'ERR_795',
+      }),
+    ).toBe(1);
   });
 });
 
@@ -339,7 +385,7 @@ describe('forwarder memory under slow readers', () => {
     await endpoint(env, 'tcp://slow.x:7600', env.echo.upstreamUrl);
     const fwd = await env.start();
     const port = await freePort();
-    await createService(env.sim, internalService('ep-slow', { [port]: 'tcp://slow.x:7600' }, env.ingress));
+    await createService(env.sim, internalService('ep-slow', { [port]: 'tcp://slow.x:7600' }));
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
     const s = await connectTo(port);
     s.pause(); // never reads what the echo sends back

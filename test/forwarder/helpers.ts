@@ -2,6 +2,7 @@ import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 import { parseEndpointUrl } from '../../src/binding/endpoint-url.js';
 import type { InstallIdentity } from '../../src/binding/identity.js';
+import { installRecordConfigMap, type InstallRecord } from '../../src/binding/install-record.js';
 import { internalService as buildInternalService } from '../../src/binding/services.js';
 import { ForwarderConfig, type ForwarderConfigInput } from '../../src/forwarder/config.js';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
@@ -24,7 +25,6 @@ export const AUTHTOKEN = ACME_AUTHTOKEN;
 export function internalService(
   name: string,
   ports: Record<number, string>,
-  ingress: string | undefined,
   identity: InstallIdentity = IDENTITY,
 ): Service {
   const groupPorts = Object.entries(ports).map(([port, url]) => {
@@ -45,12 +45,35 @@ export function internalService(
       portRange: { min: 1024, max: 65535 },
       serviceLabels: {},
       serviceAnnotations: {},
-      ingressAddress: ingress ?? null,
     },
   });
 }
 
 const servicesPath = (ns: string) => `/api/v1/namespaces/${ns}/services`;
+const configMapsPath = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
+
+/**
+ * Writes the install record as the controller does (same builder): the ConfigMap `<release>-install`
+ * naming the ingress. Replaces it when it exists.
+ */
+export async function writeInstallRecord(
+  sim: Kubesim,
+  record: InstallRecord,
+  identity: InstallIdentity = IDENTITY,
+): Promise<void> {
+  const cm = installRecordConfigMap(identity, record);
+  const path = configMapsPath(identity.operatorNamespace);
+  const cur = await api(sim, 'GET', `${path}/${cm.metadata.name}`);
+  const r =
+    cur.status === 200
+      ? await api(sim, 'PUT', `${path}/${cm.metadata.name}`, {
+          ...cm,
+          metadata: { ...cm.metadata, resourceVersion: cur.body.metadata.resourceVersion },
+        })
+      : await api(sim, 'POST', path, cm);
+  if (r.status !== 200 && r.status !== 201)
+    throw new Error(`install record: ${r.status} ${JSON.stringify(r.body)}`);
+}
 
 export async function createService(sim: Kubesim, svc: Service): Promise<void> {
   const r = await api(sim, 'POST', servicesPath(svc.metadata.namespace ?? NS), svc);
@@ -76,6 +99,15 @@ export async function setAnnotations(
   if (r.status !== 200) throw new Error(`update ${name}: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
+export async function deleteInstallRecord(sim: Kubesim, identity: InstallIdentity = IDENTITY): Promise<void> {
+  const r = await api(
+    sim,
+    'DELETE',
+    `${configMapsPath(identity.operatorNamespace)}/${identity.release}-install`,
+  );
+  if (r.status !== 200 && r.status !== 404) throw new Error(`delete install record: ${r.status}`);
+}
+
 export async function deleteService(sim: Kubesim, name: string, ns = NS): Promise<void> {
   const r = await api(sim, 'DELETE', `${servicesPath(ns)}/${name}`);
   if (r.status !== 200) throw new Error(`delete ${name}: ${r.status}`);
@@ -96,6 +128,13 @@ export async function connectTo(port: number): Promise<Socket> {
     s.once('connect', resolve);
     s.once('error', reject);
   });
+  s.on('error', () => undefined);
+  return s;
+}
+
+/** A client socket for a connection the forwarder may reset at once (errors are expected and ignored). */
+export function connectMaybeReset(port: number): Socket {
+  const s = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
   s.on('error', () => undefined);
   return s;
 }
@@ -144,7 +183,15 @@ export interface Env {
 }
 
 /** kubesim + mock API with its ingress + a loopback echo upstream, torn down after each test. */
-export function useEnv(mockOpts: { ingressTls?: boolean } = {}): () => Promise<Env> {
+export function useEnv(
+  mockOpts: {
+    ingressTls?: boolean;
+    /** Write the install record with the mock's ingress address, as the controller would; default true. */
+    installRecord?: boolean;
+    /** Extra settings of the mock's ingress (caps, timeouts). */
+    ingress?: Record<string, unknown>;
+  } = {},
+): () => Promise<Env> {
   let env: Env | undefined;
   const extra: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -159,16 +206,18 @@ export function useEnv(mockOpts: { ingressTls?: boolean } = {}): () => Promise<E
     const sim = await startKubesim({ bookmarkIntervalMs: 200, initialNamespaces: ['default', NS] });
     const mock = await startTestMock({
       ingress: {},
-      ...(mockOpts.ingressTls
+      ...(mockOpts.ingressTls || mockOpts.ingress
         ? {
             config: {
               accounts: [{ id: 'acme', api_keys: ['acme_api_key_0123456789'], authtokens: [AUTHTOKEN] }],
               rate_limit: { requests: 100_000, window_seconds: 60 },
-              ingress: { tls: true },
+              ingress: { ...(mockOpts.ingressTls ? { tls: true } : {}), ...mockOpts.ingress },
             },
           }
         : {}),
     });
+    if (mockOpts.installRecord !== false)
+      await writeInstallRecord(sim, { ingressAddress: mock.api.ingressAddress!, operatorId: 'k8sop_test' });
     const echo = await startEcho();
     const forwarders: Forwarder[] = [];
     env = {
@@ -193,6 +242,8 @@ export function useEnv(mockOpts: { ingressTls?: boolean } = {}): () => Promise<E
           authtoken: AUTHTOKEN,
           kubeConfig: sim.kubeConfig(),
           logger: logs.logger,
+          // The authtoken and CA files are re-read this often besides the directory watch.
+          filePollMs: 200,
           cacheTuning: {
             backoff: { initialMs: 20, maxMs: 300, jitter: 0.2, resetAfterMs: 5_000 },
             rewatchDelayMs: 20,

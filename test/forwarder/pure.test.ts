@@ -2,35 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { ForwarderConfig } from '../../src/forwarder/config.js';
 import { desiredListeners, sameRoutes } from '../../src/forwarder/desired-listeners.js';
 import { rebindDelayMs } from '../../src/forwarder/listeners.js';
-import { decideRetry, isRetryable, MAX_ATTEMPTS, retryDelayMs } from '../../src/forwarder/retry.js';
+import { decideRetry, DEFAULT_MAX_ATTEMPTS, isRetryable, retryDelayMs } from '../../src/forwarder/retry.js';
+import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
+import { installRecordConfigMap } from '../../src/binding/install-record.js';
 import { isLoopbackHost } from '../../src/net/host-port.js';
 import { IDENTITY, internalService } from './helpers.js';
 
 describe('desiredListeners', () => {
-  it('unions the ports of every Service, each with its URL and ingress', () => {
+  it('unions the ports of every Service, each with its URL', () => {
     const d = desiredListeners(
       [
-        internalService(
-          'ep-b',
-          { 10002: 'tcp://api.prod:5432', 10001: 'http://api.prod:80' },
-          'ing.example:443',
-        ),
-        internalService('ep-a', { 10001: 'http://api.prod:80' }, 'ing.example:443'),
-        internalService('ep-c', { 10003: 'http://web.shop:80' }, undefined),
+        internalService('ep-b', { 10002: 'tcp://api.prod:5432', 10001: 'http://api.prod:80' }),
+        internalService('ep-a', { 10001: 'http://api.prod:80' }),
+        internalService('ep-c', { 10003: 'http://web.shop:80' }),
       ],
       IDENTITY,
     );
     expect(d.problems).toEqual([]);
     expect([...d.routes]).toEqual([
-      [10001, { url: 'http://api.prod:80', ingress: 'ing.example:443' }],
-      [10002, { url: 'tcp://api.prod:5432', ingress: 'ing.example:443' }],
-      [10003, { url: 'http://web.shop:80', ingress: undefined }],
+      [10001, { url: 'http://api.prod:80' }],
+      [10002, { url: 'tcp://api.prod:5432' }],
+      [10003, { url: 'http://web.shop:80' }],
     ]);
   });
 
   it('skips a port listed with two URLs (whatever the order) and reports it', () => {
-    const one = internalService('ep-1', { 10001: 'http://a.b:80', 10002: 'tcp://a.b:81' }, 'i:1');
-    const two = internalService('ep-2', { 10001: 'tcp://c.d:80' }, 'i:1');
+    const one = internalService('ep-1', { 10001: 'http://a.b:80', 10002: 'tcp://a.b:81' });
+    const two = internalService('ep-2', { 10001: 'tcp://c.d:80' });
     for (const services of [
       [one, two],
       [two, one],
@@ -50,52 +48,123 @@ describe('desiredListeners', () => {
   });
 
   it('reports and skips malformed annotations, and Services that are not this install internal ones', () => {
-    const badPorts = internalService('ep-bad', { 10001: 'http://a.b:80' }, 'i:1');
+    const badPorts = internalService('ep-bad', { 10001: 'http://a.b:80' });
     badPorts.metadata.annotations!['endpoint-binder.io/ports'] = '{"10001":"http://a.b"}';
-    const badIngress = internalService('ep-ing', { 10002: 'http://c.d:80' }, 'no-port');
-    const foreign = internalService('ep-x', { 10003: 'http://e.f:80' }, 'i:1', {
-      release: 'other',
-      operatorNamespace: 'endpoint-binder',
-    });
-    const alias = internalService('ep-alias', { 10004: 'http://g.h:80' }, 'i:1');
+    const good = internalService('ep-ing', { 10002: 'http://c.d:80' });
+    const foreign = internalService(
+      'ep-x',
+      { 10003: 'http://e.f:80' },
+      {
+        release: 'other',
+        operatorNamespace: 'endpoint-binder',
+      },
+    );
+    const alias = internalService('ep-alias', { 10004: 'http://g.h:80' });
     alias.metadata.labels!['endpoint-binder.io/role'] = 'alias';
-    const d = desiredListeners([badPorts, badIngress, foreign, alias], IDENTITY);
-    expect([...d.routes]).toEqual([[10002, { url: 'http://c.d:80', ingress: undefined }]]);
+    const d = desiredListeners([badPorts, good, foreign, alias], IDENTITY);
+    expect([...d.routes]).toEqual([[10002, { url: 'http://c.d:80' }]]);
     expect(d.problems.map((p) => [p.service, p.kind])).toEqual([
       ['endpoint-binder/ep-alias', 'foreign'],
       ['endpoint-binder/ep-bad', 'ports-annotation'],
-      ['endpoint-binder/ep-ing', 'ingress-annotation'],
       ['endpoint-binder/ep-x', 'foreign'],
     ]);
     expect(d.problems[1]!.message).toContain('canonical');
   });
 
-  it('lets the configured address override the annotation, and rejects a non-loopback annotation for plain TCP', () => {
-    const svc = internalService('ep-1', { 10001: 'http://a.b:80' }, 'ingress.example:443');
-    expect(
-      desiredListeners([svc], IDENTITY, { ingressOverride: '127.0.0.1:9' }).routes.get(10001)?.ingress,
-    ).toBe('127.0.0.1:9');
-    const plain = desiredListeners([svc], IDENTITY, { plainTcp: true });
-    expect(plain.routes.get(10001)?.ingress).toBeUndefined();
-    expect(plain.problems[0]?.message).toContain('not a loopback address');
-    const loop = internalService('ep-2', { 10001: 'http://a.b:80' }, '127.0.0.1:7000');
-    expect(desiredListeners([loop], IDENTITY, { plainTcp: true }).routes.get(10001)?.ingress).toBe(
-      '127.0.0.1:7000',
-    );
+  it('never takes an ingress address from a Service: an ingress annotation changes nothing', () => {
+    const svc = internalService('ep-1', { 10001: 'http://a.b:80' });
+    svc.metadata.annotations!['endpoint-binder.io/ingress'] = 'evil.example:443';
+    expect([...desiredListeners([svc], IDENTITY).routes]).toEqual([[10001, { url: 'http://a.b:80' }]]);
   });
 
-  it('sameRoutes compares ports, URLs and ingresses', () => {
-    const a = new Map([[1, { url: 'u', ingress: 'i:1' }]]);
-    expect(sameRoutes(a, new Map([[1, { url: 'u', ingress: 'i:1' }]]))).toBe(true);
-    expect(sameRoutes(a, new Map([[1, { url: 'u', ingress: 'i:2' }]]))).toBe(false);
-    expect(sameRoutes(a, new Map([[2, { url: 'u', ingress: 'i:1' }]]))).toBe(false);
+  it("refuses ports outside portRange and the forwarder's own ports, keeping the rest", () => {
+    const svc = internalService('ep-1', {
+      8081: 'http://a.b:80',
+      10001: 'http://a.b:81',
+      40000: 'http://a.b:82',
+    });
+    const d = desiredListeners([svc], IDENTITY, { portRange: { min: 8000, max: 20000 }, ownPorts: [8081] });
+    expect([...d.routes.keys()]).toEqual([10001]);
+    expect(d.problems.map((p) => [p.kind, p.port])).toEqual([
+      ['own-port', 8081],
+      ['port-range', 40000],
+    ]);
+    expect(d.problems[1]!.message).toBe('port 40000 is outside portRange 8000-20000; no listener');
+  });
+
+  it('sameRoutes compares ports and URLs', () => {
+    const a = new Map([[1, { url: 'u' }]]);
+    expect(sameRoutes(a, new Map([[1, { url: 'u' }]]))).toBe(true);
+    expect(sameRoutes(a, new Map([[1, { url: 'v' }]]))).toBe(false);
+    expect(sameRoutes(a, new Map([[2, { url: 'u' }]]))).toBe(false);
     expect(sameRoutes(a, new Map())).toBe(false);
   });
 });
 
+describe('ingress address (config or install record only)', () => {
+  const record = (data: Record<string, string>, labels = true) => {
+    const cm = installRecordConfigMap(IDENTITY, {});
+    cm.data = data;
+    if (!labels) cm.metadata.labels = {};
+    return cm;
+  };
+
+  it('the config wins; else the install record; else none, with the reason', () => {
+    const rec = record({ 'ingress-address': 'ingress.example:443', 'operator-id': 'k8sop_1' });
+    expect(resolveIngressAddress('127.0.0.1:9', rec, IDENTITY, { plainTcp: false })).toEqual({
+      address: '127.0.0.1:9',
+      source: 'config',
+    });
+    expect(resolveIngressAddress(undefined, rec, IDENTITY, { plainTcp: false })).toEqual({
+      address: 'ingress.example:443',
+      source: 'install-record',
+      operatorId: 'k8sop_1',
+    });
+    const none = resolveIngressAddress(undefined, undefined, IDENTITY, { plainTcp: false });
+    expect(none.address).toBeUndefined();
+    expect(none.problem).toContain('ConfigMap eb-install not found');
+  });
+
+  it('ignores a record without the install labels, a malformed address, and a non-loopback one for plain TCP', () => {
+    const forged = resolveIngressAddress(
+      undefined,
+      record({ 'ingress-address': 'evil.example:443' }, false),
+      IDENTITY,
+      { plainTcp: false },
+    );
+    expect(forged.address).toBeUndefined();
+    expect(forged.problem).toContain("lacks this install's labels");
+    const bad = resolveIngressAddress(undefined, record({ 'ingress-address': 'no-port' }), IDENTITY, {
+      plainTcp: false,
+    });
+    expect(bad.problem).toContain('data.ingress-address');
+    const plain = resolveIngressAddress(
+      undefined,
+      record({ 'ingress-address': 'ingress.example:443' }),
+      IDENTITY,
+      { plainTcp: true },
+    );
+    expect(plain.problem).toContain('not a loopback address');
+    expect(
+      resolveIngressAddress(undefined, record({ 'ingress-address': '127.0.0.1:7000' }), IDENTITY, {
+        plainTcp: true,
+      }).address,
+    ).toBe('127.0.0.1:7000');
+  });
+});
+
 describe('retry policy', () => {
-  it('retries transient codes only, within MAX_ATTEMPTS and the budget', () => {
-    for (const code of ['ERR_730', 'ERR_731', 'ERR_740', 'ERR_741', 'ERR_790', 'ERR_793'])
+  it('retries transient codes only, within the attempts and the budget', () => {
+    for (const code of [
+      'ERR_730',
+      'ERR_731',
+      'ERR_740',
+      'ERR_741',
+      'ERR_742',
+      'ERR_743',
+      'ERR_790',
+      'ERR_793',
+    ])
       expect(isRetryable(code)).toBe(true);
     for (const code of [
       'ERR_700',
@@ -104,20 +173,29 @@ describe('retry policy', () => {
       'ERR_720',
       'ERR_721',
       'ERR_722',
+      'ERR_732',
+      'ERR_733',
       'ERR_792',
       'ERR_794',
+      'ERR_795',
     ]) {
       expect(isRetryable(code)).toBe(false);
     }
     const half = () => 0.5;
     expect(decideRetry('ERR_730', 1, 10_000, half)).toEqual({ retry: true, delayMs: 38 });
-    expect(decideRetry('ERR_730', MAX_ATTEMPTS, 10_000, half)).toEqual({ retry: false, reason: 'attempts' });
+    expect(decideRetry('ERR_730', DEFAULT_MAX_ATTEMPTS, 10_000, half)).toEqual({
+      retry: false,
+      reason: 'attempts',
+    });
+    expect(decideRetry('ERR_730', 3, 10_000, half, 3)).toEqual({ retry: false, reason: 'attempts' });
     expect(decideRetry('ERR_730', 1, 60, half)).toEqual({ retry: false, reason: 'budget' });
     expect(decideRetry('ERR_721', 1, 10_000, half)).toEqual({ retry: false, reason: 'not_retryable' });
+    // "Retry at once": no growing delay after an eviction.
+    expect(decideRetry('ERR_742', 5, 10_000, () => 0)).toEqual({ retry: true, delayMs: 50 });
   });
 
-  it('backs off exponentially with jitter downwards', () => {
-    expect([1, 2, 3].map((a) => retryDelayMs(a, () => 0))).toEqual([50, 100, 200]);
+  it('backs off exponentially to a cap, with jitter downwards (the shared backoff)', () => {
+    expect([1, 2, 3, 5, 6, 9].map((a) => retryDelayMs(a, () => 0))).toEqual([50, 100, 200, 800, 1000, 1000]);
     expect([1, 2, 3].map((a) => retryDelayMs(a, () => 1))).toEqual([25, 50, 100]);
     expect([1, 2, 3, 10, 20].map(rebindDelayMs)).toEqual([100, 200, 400, 30_000, 30_000]);
   });
@@ -130,10 +208,16 @@ describe('ForwarderConfig', () => {
       releaseName: 'eb',
       operatorNamespace: 'ops',
       listenHost: '0.0.0.0',
+      portRange: { min: 1024, max: 65535 },
+      dialOn: { http: 'data', tcp: 'accept' },
       ingress: { tls: true },
       limits: {
         maxConnections: 10_000,
         maxConnectionsPerPort: 2_000,
+        maxSilentDialsPerPort: 32,
+        maxConcurrentDials: 64,
+        maxDialAttempts: 6,
+        acceptBacklog: 4096,
         dialTimeoutMs: 5_000,
         idleTimeoutMs: 300_000,
         prefaceTimeoutMs: 10_000,

@@ -442,7 +442,7 @@ describe('binding ingress over TLS', () => {
     sock.destroy();
   });
 
-  it('fails with ERR_793 when the CA is not trusted', async () => {
+  it('fails with ERR_795 (a refused certificate) when the CA is not trusted', async () => {
     const err = await ingressError(
       connectThroughIngress({
         address: t.api.ingressAddress!,
@@ -451,7 +451,7 @@ describe('binding ingress over TLS', () => {
         tls: {},
       }),
     );
-    expect(err.code).toBe('ERR_793');
+    expect(err.code).toBe('ERR_795');
   });
 });
 

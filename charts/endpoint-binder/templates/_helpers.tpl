@@ -257,6 +257,9 @@ quotes, commas or newlines they hold.
   "operatorNamespace" .Release.Namespace
   "ingress" $ingress
   "limits" $limits
+  "portRange" (dict "min" (int .Values.bindings.portRange.min) "max" (int .Values.bindings.portRange.max))
+  "dialOn" (dict "http" .Values.forwarder.dialOn.http "tcp" .Values.forwarder.dialOn.tcp)
+  "authtokenFile" "/etc/endpoint-binder-authtoken/AUTHTOKEN"
   "drain" (dict "delaySeconds" (int .Values.forwarder.drain.delaySeconds) "timeoutSeconds" (int .Values.forwarder.drain.timeoutSeconds))
   "http" (dict "listen" (printf "0.0.0.0:%d" (int .Values.forwarder.port)))
   "logLevel" .Values.forwarder.logLevel

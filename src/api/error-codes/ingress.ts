@@ -52,6 +52,10 @@ export const ingressCodes = {
   ERR_792: { status: 502, title: 'Dialer: the ingress reply line is malformed.' },
   ERR_793: { status: 502, title: 'Dialer: could not connect to the ingress (TCP or TLS failure).' },
   ERR_794: { status: 499, title: 'Dialer: the connection attempt was aborted by the caller.' },
+  ERR_795: {
+    status: 495,
+    title: "Dialer: the ingress's TLS certificate was refused (untrusted, expired or another name).",
+  },
 } as const satisfies ErrorCatalogue;
 
 export type IngressErrorCode = keyof typeof ingressCodes;

@@ -4,7 +4,7 @@
  * connection it accepts.
  */
 import { connect as tcpConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { connect as tlsConnect, type ConnectionOptions, type SecureContext } from 'node:tls';
 import {
   encodeLine,
   INGRESS_PROTOCOL_VERSION,
@@ -14,13 +14,15 @@ import {
   type IngressSource,
 } from './protocol.js';
 import { parseHostPort } from '../../net/host-port.js';
+import { linkRawSocket } from './reset.js';
+import type { IngressTlsSettings, TlsSessionCache } from './tls-client.js';
 
 /** A failed ingress connection: an ERR_7xx the ingress answered, or one the dialer observed (ERR_79x). */
 export class IngressError extends Error {
   override readonly name = 'IngressError';
 
   constructor(
-    /** ERR_7xx from the ingress's reply, or ERR_790–ERR_794 for conditions the dialer observed. */
+    /** ERR_7xx from the ingress's reply, or ERR_790–ERR_795 for conditions the dialer observed. */
     readonly code: string,
     readonly msg: string,
   ) {
@@ -33,13 +35,11 @@ export class IngressError extends Error {
   }
 }
 
-export interface IngressTlsOptions {
-  /** PEM of the CA (or self-signed certificate) to trust; default: the system's CAs. */
-  ca?: string;
-  /** SNI and the name checked against the certificate; default: the address's host (when not an IP). */
-  servername?: string;
-  /** Default true. */
-  rejectUnauthorized?: boolean;
+export interface IngressTlsOptions extends IngressTlsSettings {
+  /** Built once by the caller (`reusableTls`); without it one is built from `ca` per connection. */
+  secureContext?: SecureContext;
+  /** Sessions to resume and to remember; without it every connection runs a full handshake. */
+  sessions?: TlsSessionCache;
 }
 
 export interface ConnectThroughIngressOptions {
@@ -59,9 +59,27 @@ export interface ConnectThroughIngressOptions {
 export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
 
 /**
+ * OpenSSL's and Node's names for a certificate the client refused (untrusted, expired, wrong
+ * name). Those last until someone changes the certificate or the CA bundle: never retried.
+ */
+const CERTIFICATE_ERROR = /CERT|SIGNATURE|ISSUER|INVALID_CA|ALTNAME|HOSTNAME|SELF_SIGNED|VERIFY/;
+
+export function isCertificateError(code: string | undefined): boolean {
+  return code !== undefined && CERTIFICATE_ERROR.test(code);
+}
+
+type Phase = 'connect' | 'handshake' | 'reply';
+
+const ignore = (): void => undefined;
+
+/**
  * Opens a connection through the ingress. Resolves with the socket once the ingress answered
  * `ok`; the socket is paused, is half-open capable (`end()` sends only our FIN) and any bytes that
  * arrived after the reply line have been unshifted back into it. Rejects with an IngressError.
+ *
+ * Every error the sockets can still emit is handled, before and after the promise settles: a TLS
+ * error queued while the peer closes during the handshake arrives after the close, and must not
+ * find a socket without an 'error' listener (that would end the process).
  */
 export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promise<Socket> {
   let target: { host: string; port: number };
@@ -76,32 +94,43 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
 
   return new Promise<Socket>((resolve, reject) => {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS;
-    const readyEvent = opts.tls ? 'secureConnect' : 'connect';
-    let socket: Socket;
-    if (opts.tls) {
-      const servername = opts.tls.servername ?? (isIP(target.host) ? undefined : target.host);
+    const raw = tcpConnect({ host: target.host, port: target.port, allowHalfOpen: true });
+    raw.on('error', ignore);
+    let socket: Socket = raw;
+    let sessionKey: string | undefined;
+    const tls = opts.tls;
+    if (tls) {
+      const servername = tls.servername ?? (isIP(target.host) ? undefined : target.host);
+      sessionKey = `${opts.address}|${servername ?? ''}`;
+      const session = tls.sessions?.get(sessionKey);
+      // The TLS layer runs over our own TCP socket so that an abort can reset it (reset.ts).
       // allowHalfOpen works for tls.connect (it is passed to the TLSSocket) but @types/node omits it.
       const tlsOpts: ConnectionOptions & { allowHalfOpen: boolean } = {
+        socket: raw,
         host: target.host,
-        port: target.port,
         allowHalfOpen: true,
-        ...(opts.tls.ca ? { ca: opts.tls.ca } : {}),
+        ...(tls.secureContext ? { secureContext: tls.secureContext } : tls.ca ? { ca: tls.ca } : {}),
         ...(servername ? { servername } : {}),
-        rejectUnauthorized: opts.tls.rejectUnauthorized ?? true,
+        ...(session ? { session } : {}),
+        rejectUnauthorized: tls.rejectUnauthorized ?? true,
       };
       socket = tlsConnect(tlsOpts);
-    } else {
-      socket = tcpConnect({ host: target.host, port: target.port, allowHalfOpen: true });
+      socket.on('error', ignore);
+      linkRawSocket(socket, raw);
+      const sessions = tls.sessions;
+      const key = sessionKey;
+      if (sessions) socket.on('session', (s: Buffer) => sessions.set(key, s));
     }
 
     const reader = new LineReader(MAX_REPLY_BYTES);
-    let connected = false;
+    let phase: Phase = 'connect';
     let settled = false;
 
     const cleanup = () => {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      socket.off(readyEvent, onConnect);
+      raw.off('connect', onTcpConnect);
+      socket.off('secureConnect', onReady);
       socket.off('data', onData);
       socket.off('error', onError);
       socket.off('end', onEnd);
@@ -112,11 +141,16 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
       settled = true;
       cleanup();
       socket.destroy();
+      raw.destroy();
       reject(new IngressError(code, msg));
     };
-    const onConnect = () => {
-      connected = true;
-      socket.setNoDelay(true);
+    const onTcpConnect = () => {
+      raw.setNoDelay(true);
+      if (tls) phase = 'handshake';
+      else onReady();
+    };
+    const onReady = () => {
+      phase = 'reply';
       socket.write(
         encodeLine({
           v: INGRESS_PROTOCOL_VERSION,
@@ -142,18 +176,37 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
       if (r.rest.length > 0) socket.unshift(r.rest);
       resolve(socket);
     };
-    const onError = (err: NodeJS.ErrnoException) =>
-      connected
-        ? fail('ERR_790', `the ingress connection failed before the reply (${err.code ?? err.message})`)
-        : fail('ERR_793', `cannot connect to the ingress at ${opts.address}: ${err.code ?? err.message}`);
-    const onEnd = () => fail('ERR_790', 'the ingress closed the connection before replying');
+    const onError = (err: NodeJS.ErrnoException) => {
+      const reason = err.code ?? err.message;
+      if (isCertificateError(err.code)) {
+        if (sessionKey) tls?.sessions?.delete(sessionKey);
+        return fail('ERR_795', `the ingress certificate at ${opts.address} was refused: ${reason}`);
+      }
+      if (phase === 'connect')
+        return fail('ERR_793', `cannot connect to the ingress at ${opts.address}: ${reason}`);
+      if (phase === 'handshake') {
+        if (sessionKey) tls?.sessions?.delete(sessionKey);
+        return fail('ERR_790', `the ingress closed the connection during the TLS handshake (${reason})`);
+      }
+      return fail('ERR_790', `the ingress connection failed before the reply (${reason})`);
+    };
+    const onEnd = () =>
+      fail(
+        'ERR_790',
+        phase === 'handshake'
+          ? 'the ingress closed the connection during the TLS handshake'
+          : phase === 'connect'
+            ? `the connection to the ingress at ${opts.address} closed before it was established`
+            : 'the ingress closed the connection before replying',
+      );
     const onAbort = () => fail('ERR_794', 'aborted by the caller');
     const timer = setTimeout(
       () => fail('ERR_791', `no reply from the ingress at ${opts.address} within ${timeoutMs} ms`),
       timeoutMs,
     );
 
-    socket.once(readyEvent, onConnect);
+    raw.once('connect', onTcpConnect);
+    if (tls) socket.once('secureConnect', onReady);
     socket.on('data', onData);
     socket.on('error', onError);
     socket.on('end', onEnd);

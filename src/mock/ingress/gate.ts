@@ -52,7 +52,7 @@ export class Gate {
   accept(raw: Socket): ConnectionSlot | undefined {
     raw.on('error', () => undefined);
     if (this.isShuttingDown()) return this.refuse(raw, 'ERR_741', 'the ingress is shutting down');
-    if (this.outbound.isOutbound(raw.remoteAddress, raw.remotePort)) {
+    if (this.outbound.isOutbound(raw)) {
       return this.refuse(
         raw,
         'ERR_733',
@@ -93,6 +93,11 @@ export class Gate {
   /** The slot of a TLS session whose raw socket was admitted; undefined if it was dropped meanwhile. */
   slotOf(session: Socket): ConnectionSlot | undefined {
     return this.byPeer.get(peerKey(session.remoteAddress, session.remotePort))?.slot;
+  }
+
+  /** The TCP socket under a TLS session (to reset it: a TLS socket cannot send an RST itself). */
+  rawOf(session: Socket): Socket | undefined {
+    return this.byPeer.get(peerKey(session.remoteAddress, session.remotePort))?.raw;
   }
 
   get pending(): number {

@@ -1,28 +1,47 @@
 /**
- * Loop detection by local-port bookkeeping: the ingress remembers the local address and port of
- * every upstream socket it opens, and a connection arriving *from* one of them is the ingress
- * dialling itself (through an address the own-listener check could not recognise, such as a NAT
- * or a Kubernetes Service that leads back to this process).
+ * Loop detection by connection bookkeeping: the ingress remembers every upstream socket it opens,
+ * and a connection it accepts that is the other end of one of them is the ingress dialling
+ * itself (through an address the own-listener check could not recognise).
+ *
+ * The match is on the full 4-tuple: the accepted connection's remote address and port must be the
+ * upstream socket's local ones AND its local address and port the upstream socket's remote ones.
+ * The local half alone is not enough: on one host the kernel hands the same ephemeral port to
+ * connections towards different destinations, so a genuine client can arrive from the very
+ * address and port of one of our upstream sockets. A loop through address translation (a NAT, a
+ * Kubernetes Service) changes the destination and is not recognised here; it is bounded by the
+ * preface (each hop needs one more valid preface in the stream) and the ingress's limits.
  */
 import type { Socket } from 'node:net';
 import { normaliseIp } from './own-addresses.js';
 
-const key = (address: string, port: number) => `${normaliseIp(address)}|${port}`;
+interface Endpoints {
+  localAddress?: string | undefined;
+  localPort?: number | undefined;
+  remoteAddress?: string | undefined;
+  remotePort?: number | undefined;
+}
+
+const tupleKey = (localIp: string, localPort: number, remoteIp: string, remotePort: number) =>
+  `${normaliseIp(localIp)}|${localPort}|${normaliseIp(remoteIp)}|${remotePort}`;
 
 export class OutboundSockets {
-  /** Sockets whose local port is known, by `ip|port`. */
+  /** Connected sockets by their 4-tuple `local|port|remote|port`. */
   private readonly known = new Map<string, Socket>();
-  /** Sockets not yet connected: their local port may not be readable until connect() is issued. */
-  private readonly connecting = new Set<Socket>();
+  /** Sockets not yet connected, with the addresses they may reach (the checked ones) and the port. */
+  private readonly connecting = new Map<Socket, { addresses: Set<string>; port: number }>();
 
-  /** Registers an upstream socket right after `net.connect()`; forgets it when it closes. */
-  add(socket: Socket): void {
-    this.connecting.add(socket);
+  /**
+   * Registers an upstream socket right after `net.connect()`; forgets it when it closes.
+   * `target`: the addresses it was allowed to connect to and the port.
+   */
+  add(socket: Socket, target: { addresses: readonly string[]; port: number }): void {
+    this.connecting.set(socket, { addresses: new Set(target.addresses.map(normaliseIp)), port: target.port });
     let k: string | undefined;
     socket.once('connect', () => {
       this.connecting.delete(socket);
-      if (socket.localAddress && socket.localPort) {
-        k = key(socket.localAddress, socket.localPort);
+      const { localAddress, localPort, remoteAddress, remotePort } = socket;
+      if (localAddress && localPort && remoteAddress && remotePort) {
+        k = tupleKey(localAddress, localPort, remoteAddress, remotePort);
         this.known.set(k, socket);
       }
     });
@@ -33,16 +52,27 @@ export class OutboundSockets {
   }
 
   /**
-   * True when `remoteAddress:remotePort` of an accepted connection is one of our upstream sockets.
-   * The accept can be processed before the dialling side's 'connect' event, so sockets still
-   * connecting are asked for their local address directly (the kernel assigned it at connect()).
+   * True when the accepted connection `accepted` is the far end of one of our upstream sockets.
+   * The accept can be processed before the dialling side's 'connect' event; a socket still
+   * connecting has no remote address yet (Node hides it), so its local address (assigned by the
+   * kernel at connect()) is compared with the accepted remote, and the accepted local address
+   * with the addresses it was allowed to reach.
    */
-  isOutbound(remoteAddress: string | undefined, remotePort: number | undefined): boolean {
-    if (!remoteAddress || !remotePort) return false;
-    const k = key(remoteAddress, remotePort);
-    if (this.known.has(k)) return true;
-    for (const s of this.connecting) {
-      if (s.localAddress && s.localPort && key(s.localAddress, s.localPort) === k) return true;
+  isOutbound(accepted: Endpoints): boolean {
+    const { localAddress, localPort, remoteAddress, remotePort } = accepted;
+    if (!localAddress || !localPort || !remoteAddress || !remotePort) return false;
+    if (this.known.has(tupleKey(remoteAddress, remotePort, localAddress, localPort))) return true;
+    const remote = normaliseIp(remoteAddress);
+    const local = normaliseIp(localAddress);
+    for (const [s, target] of this.connecting) {
+      if (
+        target.port === localPort &&
+        target.addresses.has(local) &&
+        s.localPort === remotePort &&
+        s.localAddress !== undefined &&
+        normaliseIp(s.localAddress) === remote
+      )
+        return true;
     }
     return false;
   }

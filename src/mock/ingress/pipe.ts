@@ -1,5 +1,6 @@
 /** Byte piping between an accepted ingress connection and its upstream, half-close respected. */
 import type { Socket } from 'node:net';
+import { onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
 
 export type PipeOutcome = 'closed' | 'idle_timeout' | 'client_error' | 'upstream_error' | 'shutdown';
 
@@ -30,7 +31,7 @@ interface Side {
  * Pipes `client` ⇄ `upstream`. When one side ends its write half, the other side's write half is
  * ended after the data before it is delivered, and the opposite direction keeps flowing until it
  * ends too. Both sockets must have been created with `allowHalfOpen: true`. A socket error, an
- * abrupt close or `idleTimeoutMs` without traffic in either direction tears both sides down.
+ * abrupt close or `idleTimeoutMs` without traffic in either direction resets both sides.
  */
 export function pipeBoth(client: Socket, upstream: Socket, idleTimeoutMs: number, initial?: Buffer): Piping {
   const c: Side = { socket: client, readEnded: false, writeFinished: false, closed: false };
@@ -46,8 +47,9 @@ export function pipeBoth(client: Socket, upstream: Socket, idleTimeoutMs: number
       if (error) result.error = error;
     }
     failed = true;
-    client.destroy();
-    upstream.destroy();
+    // An abort on one side is passed on as an abort (RST), never as a FIN that reads as a clean end.
+    resetSocket(client);
+    resetSocket(upstream);
   };
 
   const pump = (src: Side, dst: Side, count: (n: number) => void) => {
@@ -58,7 +60,8 @@ export function pipeBoth(client: Socket, upstream: Socket, idleTimeoutMs: number
     dst.socket.on('drain', () => src.socket.resume());
     const onEnd = () => {
       src.readEnded = true;
-      dst.socket.end();
+      // A reset read as an end (see onCleanEnd) fails the probe with an 'error': both sides reset.
+      onCleanEnd(src.socket, () => dst.socket.end());
     };
     // A paused socket whose buffer is empty still emits 'end' when the FIN arrives, so the
     // client may have ended before piping started (preface, data and FIN all at once).

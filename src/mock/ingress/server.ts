@@ -1,6 +1,7 @@
 /** The binding ingress listener: plain TCP on loopback, TLS (development or configured certificate) anywhere. */
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { linkRawSocket, resetSocket } from '../../api/ingress/reset.js';
 import { isLoopbackHost } from '../../net/host-port.js';
 import { listen } from '../../net/listen.js';
 import type { MockServices } from '../services.js';
@@ -84,6 +85,8 @@ export async function startIngress(
       { key: tls.key, cert: tls.cert, allowHalfOpen: true, handshakeTimeout: config.preface_timeout_ms },
       (s: TLSSocket) => {
         const slot = gate.slotOf(s);
+        const raw = gate.rawOf(s);
+        if (raw) linkRawSocket(s, raw);
         if (slot) serve(s, slot);
         else s.destroy();
       },
@@ -141,9 +144,10 @@ export async function startIngress(
       stopping ??= (async () => {
         shuttingDown = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Cut streams are aborts: every side gets a reset, never a FIN it could read as a clean end.
         for (const p of pipes) p.abort();
-        for (const s of upstreams) s.destroy();
-        for (const s of rawSockets) s.destroy();
+        for (const s of upstreams) resetSocket(s);
+        for (const s of rawSockets) resetSocket(s);
         await closed;
         log.info({ address: bound.address }, 'binding ingress stopped');
       })();

@@ -120,7 +120,7 @@ function connectTo(
       else cb(null, addresses[0]!.address, addresses[0]!.family);
     };
     const socket = connect({ host: target.host, port: target.port, allowHalfOpen: true, lookup });
-    outbound.add(socket);
+    outbound.add(socket, { addresses: addresses.map((a) => a.address), port: target.port });
     const onDeadline = () => {
       socket.destroy();
       resolve(late);

@@ -1,0 +1,59 @@
+/**
+ * Aborting a connection so the peer sees an abort: an RST, never a FIN that would read as a clean
+ * end of stream. A TLS socket cannot send an RST itself (its handle is the TLS layer), so the
+ * TCP socket under it is remembered here by whoever created the pair (the dialer, the ingress).
+ */
+import type { Socket } from 'node:net';
+
+const rawOf = new WeakMap<Socket, Socket>();
+const ignore = (): void => undefined;
+
+/** Records that `tls` runs over the TCP socket `raw`, so `resetSocket(tls)` can reset `raw`. */
+export function linkRawSocket(tls: Socket, raw: Socket): void {
+  if (tls !== raw) rawOf.set(tls, raw);
+}
+
+/**
+ * Sends an RST to the peer (unsent data is dropped: this is an abort) and destroys the socket.
+ * Safe on a socket that is already closed or still connecting (then the RST follows the connect).
+ */
+export function resetSocket(socket: Socket): void {
+  const raw = rawOf.get(socket) ?? socket;
+  // A reset of a closed handle reports ERR_SOCKET_CLOSED as an 'error'; nothing is left to abort then.
+  for (const s of raw === socket ? [socket] : [raw, socket])
+    if (!s.listeners('error').includes(ignore)) s.on('error', ignore);
+  if (!raw.destroyed) {
+    try {
+      raw.resetAndDestroy();
+    } catch {
+      // Not a TCP handle (a pipe in a test): a plain close is all there is.
+      raw.destroy();
+    }
+  }
+  socket.destroy();
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Decides whether an `'end'` on `socket` was a clean end of stream. libuv reports a reset that
+ * arrives while received bytes are still unread as an end of stream (POLLHUP after a partial
+ * read), so an `'end'` alone may be a hidden abort. A zero-byte write asks the kernel: on a reset
+ * socket it fails (ECONNRESET, EPIPE) and the socket emits `'error'`; on a half-closed one it
+ * succeeds. `clean` is called only for a clean end. When our own write half is closed already
+ * there is nothing left to ask: the end counts as clean.
+ */
+export function onCleanEnd(socket: Socket, clean: () => void): void {
+  if (socket.writableEnded || socket.destroyed) {
+    if (!socket.destroyed || !socket.errored) clean();
+    return;
+  }
+  // TLS sends nothing for zero bytes: ask the TCP socket under it (a zero-byte write adds no
+  // bytes to the TLS stream).
+  const raw = rawOf.get(socket) ?? socket;
+  if (raw.destroyed) return;
+  raw.write(EMPTY, (err) => {
+    if (err) socket.destroy(err);
+    else clean();
+  });
+}
