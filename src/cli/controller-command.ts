@@ -38,6 +38,12 @@ Config file (YAML or JSON; every field optional except api.baseUrl):
     portRange: {min: 10000, max: 19999}  inclusive forwarder port range (1024-65535)
     serviceLabels: {}                    extra labels on every projected Service
     serviceAnnotations: {}               extra annotations on every projected Service
+    deletes:                             when a Service may be deleted (docs/controller.md)
+      knowledgeMaxAgeSeconds: 180        older endpoint knowledge deletes nothing; the replica is unready
+      massDeleteShare: 0.2               a plan deleting more than this share of the install's Services …
+      massDeleteMin: 10                  … and at least this many waits for a confirming listing
+      massDeleteConfirmDelaySeconds: 5   how long after the first listing the confirming one starts
+      deletedNotificationGraceSeconds: 30  an endpoint.deleted no listing confirmed waits this long
   operatorNamespace: <POD_NAMESPACE>     where internal Services, the Lease and the forwarders live
   releaseName: endpoint-binder           the install identity (with the operator namespace)
   resyncIntervalSeconds: 300             full relist of the account's endpoints (10-86400)

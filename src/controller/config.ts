@@ -68,6 +68,16 @@ export const ControllerConfigSchema = z
           .refine((r) => r.min <= r.max, { message: 'min must not be greater than max', path: ['min'] }),
         serviceLabels: z.record(metadataKey, labelValue).default({}),
         serviceAnnotations: z.record(metadataKey, z.string()).default({}),
+        /** The deletion rules' settings (docs/controller.md "Deletion rules"). */
+        deletes: z
+          .strictObject({
+            knowledgeMaxAgeSeconds: z.number().min(1).max(86_400).default(180),
+            massDeleteShare: z.number().min(0).max(1).default(0.2),
+            massDeleteMin: z.number().int().min(1).max(1_000_000).default(10),
+            massDeleteConfirmDelaySeconds: z.number().min(0).max(600).default(5),
+            deletedNotificationGraceSeconds: z.number().min(0).max(3_600).default(30),
+          })
+          .prefault({}),
       })
       .prefault({}),
     operatorNamespace: dnsLabel.optional(),

@@ -1,3 +1,10 @@
+import {
+  decideDeletes,
+  isMassDelete,
+  type DeleteSafety,
+  type DeleteVerdict,
+  type PendingConfirmation,
+} from '../binding/delete-guard.js';
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
 import { project } from '../binding/project.js';
@@ -53,6 +60,8 @@ export interface PassSnapshot {
   cluster: ClusterSnapshot;
   failures: ReadonlyMap<string, WriteFailure>;
   leader: boolean;
+  /** When the current leadership term began; undefined while not leading. */
+  termStartedAt: number | undefined;
 }
 
 export interface ReconcilerOptions {
@@ -67,6 +76,12 @@ export interface ReconcilerOptions {
   /** The projection settings; read on every pass. */
   config: () => ProjectionConfig;
   isLeader: () => boolean;
+  /** When this replica's current leadership term began (undefined while not leading). */
+  termStartedAt: () => number | undefined;
+  /** The delete rules' settings; read on every pass. */
+  deleteSafety: () => DeleteSafety;
+  /** A mass delete waits for a confirming listing: take one after `delayMs`. */
+  confirmListing: (delayMs: number) => void;
   writeConcurrency: number;
   log: Logger;
   metrics: ControllerMetrics;
@@ -149,6 +164,9 @@ export class Reconciler {
   private current: EndpointStatus[] = [];
   private passes = 0;
   private appliedComplete = false;
+  private pendingConfirmation: PendingConfirmation | undefined;
+  /** The last reason deletes were held back (logged when it changes, not every pass). */
+  private heldReason: string | undefined;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.clock = o.clock ?? systemClock;
@@ -224,6 +242,7 @@ export class Reconciler {
       cluster: this.o.cluster.snapshot(now),
       failures: new Map([...this.failures].map(([k, f]) => [k, { ...f }])),
       leader: this.o.isLeader(),
+      termStartedAt: this.o.termStartedAt(),
     };
   }
 
@@ -262,17 +281,18 @@ export class Reconciler {
     const frozen = new Set(
       [...snap.cluster.namespaces].filter(([, phase]) => phase === 'Terminating').map(([n]) => n),
     );
-    const actions = plan(desired.services, snap.cluster.owned, {
+    const planned = plan(desired.services, snap.cluster.owned, {
       allowDeletes: snap.feed.complete,
       frozenNamespaces: frozen,
     });
+    const actions = snap.leader ? this.guardDeletes(snap, planned) : planned;
     const planMs = performance.now() - t0;
     metrics.planDuration.observe(planMs / 1000);
     this.passes++;
 
     // A failure whose Service needs no write any more is over: the cluster holds what we want.
-    const planned = new Set(actions.map((a) => a.key));
-    for (const key of [...this.failures.keys()]) if (!planned.has(key)) this.clearFailure(key);
+    const plannedKeys = new Set(actions.map((a) => a.key));
+    for (const key of [...this.failures.keys()]) if (!plannedKeys.has(key)) this.clearFailure(key);
     const ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
 
     // Apply (leader only; leadership is checked again before every write).
@@ -301,6 +321,60 @@ export class Reconciler {
       applyMs,
       deferred: actions.length - ready.length,
     });
+  }
+
+  /**
+   * The deletion rules (docs/controller.md): the plan's deletes are kept only on fresh, whole,
+   * uncontradicted knowledge of this term; otherwise creates and updates go ahead alone.
+   */
+  private guardDeletes(snap: PassSnapshot, actions: PlanAction[]): PlanAction[] {
+    const deletes = actions.filter((a) => a.op === 'delete').length;
+    const safety = this.o.deleteSafety();
+    const projections = snap.cluster.owned.size;
+    const verdict: DeleteVerdict = decideDeletes(
+      {
+        now: snap.takenAt,
+        listing: snap.feed.listing,
+        streamLive: snap.feed.streamLive,
+        generation: snap.feed.registration.generation,
+        termStartedAt: snap.termStartedAt ?? Number.POSITIVE_INFINITY,
+        deletes,
+        projections,
+        pending: this.pendingConfirmation,
+      },
+      safety,
+    );
+    if (!isMassDelete(deletes, projections, safety)) this.pendingConfirmation = undefined;
+    if (verdict.allow) {
+      if (verdict.confirmed) {
+        this.o.log.warn(
+          { deletes, services: projections, listing: snap.feed.listing?.seq },
+          'mass delete confirmed by a second complete listing; deleting',
+        );
+        this.pendingConfirmation = undefined;
+      }
+      this.heldReason = undefined;
+      return actions;
+    }
+    if (verdict.reason === 'mass-delete' && !this.pendingConfirmation && verdict.pending) {
+      this.pendingConfirmation = verdict.pending;
+      this.o.log.warn(
+        {
+          deletes,
+          services: projections,
+          endpoints: snap.feed.endpoints.length,
+          listing: verdict.pending.seq,
+          confirmInMs: safety.massDeleteConfirmDelayMs,
+        },
+        'mass delete held: confirming with a second complete listing first',
+      );
+      this.o.confirmListing(safety.massDeleteConfirmDelayMs);
+    }
+    if (this.heldReason !== verdict.reason) {
+      this.heldReason = verdict.reason;
+      this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
+    }
+    return actions.filter((a) => a.op !== 'delete');
   }
 
   // ---- record: the one writer of the read model ----

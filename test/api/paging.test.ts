@@ -98,18 +98,18 @@ describe('paging: a listing is complete only when it provably is', () => {
 
   it('a full last page is proven by an empty page after it; a short one needs no proof', async () => {
     const full = await serve({ answer: faithful });
-    expect(await collect(full.client.kubernetesOperators.boundEndpoints('k8sop_1', { limit: 50 }))).toHaveLength(
-      100,
-    );
+    expect(
+      await collect(full.client.kubernetesOperators.boundEndpoints('k8sop_1', { limit: 50 })),
+    ).toHaveLength(100);
     // 50 + 50, then the proof: one more request, answered empty.
     expect(full.seen).toHaveLength(3);
     await client?.close();
     await new Promise<void>((r) => server!.close(() => r()));
 
     const short = await serve({ answer: faithful });
-    expect(await collect(short.client.kubernetesOperators.boundEndpoints('k8sop_1', { limit: 30 }))).toHaveLength(
-      100,
-    );
+    expect(
+      await collect(short.client.kubernetesOperators.boundEndpoints('k8sop_1', { limit: 30 })),
+    ).toHaveLength(100);
     expect(short.seen).toHaveLength(4); // 30 + 30 + 30 + 10: the short page ends it
   });
 

@@ -67,7 +67,8 @@ export async function* pages<T extends z.ZodType>(
     if (next === null && opts.proveEnd && limit !== undefined && items.length >= limit) {
       // A full last page may be a truncated listing: the page after its last item settles it.
       const last = items[items.length - 1] as { id?: unknown };
-      if (typeof last.id !== 'string') throw new ApiListingError(`a page of ${key} has an item without an id`);
+      if (typeof last.id !== 'string')
+        throw new ApiListingError(`a page of ${key} has an item without an id`);
       next = transport.url(path, { ...opts.query, limit, before_id: last.id });
     }
   }
