@@ -217,11 +217,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   };
   // A new leader lists at once: its deletes wait for a complete listing of its own term.
   startLeading = () => {
-    if (registration.operator && config.bindings.enabled) void feed.relist('leading', signal);
+    // An unchanged listing asks for no pass by itself; the deferred deletes need one.
+    if (registration.operator && config.bindings.enabled)
+      void feed.relist('leading', signal).then((ok) => ok && queue.requestPass());
   };
   const confirmListing = (delayMs: number): void => {
     void clock.sleep(delayMs, signal).then(() => {
-      if (!signal.aborted) void feed.relist('confirm-deletes', signal);
+      if (!signal.aborted)
+        void feed.relist('confirm-deletes', signal).then((ok) => (ok ? queue.requestPass() : undefined));
     });
   };
   let resolveCaughtUp: () => void = () => undefined;
