@@ -106,7 +106,8 @@ quotes, commas or newlines they hold.
     "clusterDomain" $b.clusterDomain
     "portRange" (dict "min" (int $b.portRange.min) "max" (int $b.portRange.max))
     "serviceLabels" $b.serviceLabels
-    "serviceAnnotations" $b.serviceAnnotations)
+    "serviceAnnotations" $b.serviceAnnotations
+    "deletes" $b.deletes)
   "operatorNamespace" .Release.Namespace
   "releaseName" .Release.Name
   "resyncIntervalSeconds" (int .Values.controller.resyncIntervalSeconds)
