@@ -15,6 +15,7 @@ export type ProjectionState =
   | 'invalid-url'
   | 'not-selected'
   | 'ports-exhausted'
+  | 'group-too-large'
   | 'error';
 
 export const PROJECTION_STATES: readonly ProjectionState[] = [
@@ -25,6 +26,7 @@ export const PROJECTION_STATES: readonly ProjectionState[] = [
   'invalid-url',
   'not-selected',
   'ports-exhausted',
+  'group-too-large',
   'error',
 ];
 
@@ -56,7 +58,16 @@ export interface ProjectionConfig {
   serviceAnnotations: Record<string, string>;
   /** `host:port` of the binding ingress from the registration; written on internal Services. */
   ingressAddress: string | null;
+  /** Caps per hostname group (default `DEFAULT_GROUP_LIMITS`); members beyond are `group-too-large`. */
+  groupLimits?: GroupLimits | undefined;
 }
+
+export interface GroupLimits {
+  endpointsPerHostname: number;
+  portsPerHostname: number;
+}
+
+export const DEFAULT_GROUP_LIMITS: GroupLimits = { endpointsPerHostname: 1000, portsPerHostname: 1000 };
 
 export type NamespacePhase = 'Active' | 'Terminating';
 

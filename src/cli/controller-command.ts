@@ -38,6 +38,8 @@ Config file (YAML or JSON; every field optional except api.baseUrl):
     portRange: {min: 10000, max: 19999}  inclusive forwarder port range (1024-65535)
     serviceLabels: {}                    extra labels on every projected Service
     serviceAnnotations: {}               extra annotations on every projected Service
+    limits: {endpointsPerHostname: 1000, portsPerHostname: 1000}
+                                         caps per hostname; newer endpoints beyond are group-too-large
     deletes:                             when a Service may be deleted (docs/controller.md)
       knowledgeMaxAgeSeconds: 180        older endpoint knowledge deletes nothing; the replica is unready
       massDeleteShare: 0.2               a plan deleting more than this share of the install's Services …

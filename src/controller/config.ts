@@ -68,6 +68,13 @@ export const ControllerConfigSchema = z
           .refine((r) => r.min <= r.max, { message: 'min must not be greater than max', path: ['min'] }),
         serviceLabels: z.record(metadataKey, labelValue).default({}),
         serviceAnnotations: z.record(metadataKey, z.string()).default({}),
+        /** Caps per hostname group; members beyond them are `group-too-large` (docs/projection.md). */
+        limits: z
+          .strictObject({
+            endpointsPerHostname: z.number().int().min(1).max(100_000).default(1000),
+            portsPerHostname: z.number().int().min(1).max(10_000).default(1000),
+          })
+          .prefault({}),
         /** The deletion rules' settings (docs/controller.md "Deletion rules"). */
         deletes: z
           .strictObject({

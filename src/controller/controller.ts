@@ -236,6 +236,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     serviceLabels: config.bindings.serviceLabels,
     serviceAnnotations: config.bindings.serviceAnnotations,
     ingressAddress: registration.operator?.binding.ingress_endpoint ?? null,
+    groupLimits: config.bindings.limits,
   });
   const reconciler = new Reconciler({
     feed,
