@@ -89,6 +89,8 @@ export function project(input: ProjectionInput): DesiredState {
     if (!parsed.ok) return decide(index, 'invalid-url', `the URL "${ep.url}" is invalid: ${parsed.message}`);
     const url = parsed.value;
     const outcome = input.select(endpointView(ep, url));
+    if (outcome.overBudget)
+      return decide(index, 'error', outcome.error ?? 'the endpoint selector ran over its budget');
     if (!outcome.selected) {
       return decide(
         index,

@@ -44,6 +44,8 @@ export interface EndpointRecord {
 export interface SelectorOutcome {
   selected: boolean;
   error?: string;
+  /** The evaluation ran over its runtime budget: the endpoint is `error`, not `not-selected`. */
+  overBudget?: boolean;
 }
 
 /** Everything the projection depends on besides endpoints and the cluster. */

@@ -59,7 +59,7 @@ async function serve(script: Script): Promise<{ client: ManagementClient; seen: 
     );
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   client = new ManagementClient({ baseUrl: base, apiKey: ACME_KEY, retry: { retries: 0 } });
   return { client, seen };
 }

@@ -288,8 +288,8 @@ describe('project: hostname groups', () => {
       ].sort((a, b) => (a[0] as number) - (b[0] as number)),
     );
     // The others: their own URL's port only (O(members) for the group, not O(members²)).
-    expect(portsOf(d.services.get(`${OPNS}/ep-b`)!)).toEqual([expected[1]]);
-    expect(portsOf(d.services.get(`${OPNS}/ep-c`)!)).toEqual([expected[2]]);
+    expect(portsOf(d.services.get(`${OPNS}/ep-b`))).toEqual([expected[1]]);
+    expect(portsOf(d.services.get(`${OPNS}/ep-c`))).toEqual([expected[2]]);
     const own = parsePortsAnnotation(
       d.services.get(`${OPNS}/ep-c`)!.metadata.annotations?.['endpoint-binder.io/ports'],
     );
