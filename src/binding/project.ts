@@ -49,6 +49,8 @@ export interface ProjectionInput {
   random: () => number;
   /** The controller's last allocation, used for a URL the cluster has no claim for. */
   portHints?: ReadonlyMap<string, number> | undefined;
+  /** Ports reserved for removed URLs (port-reservations.ts). */
+  reserved?: ReadonlyMap<string, number> | undefined;
 }
 
 interface Candidate {
@@ -181,6 +183,7 @@ export function project(input: ProjectionInput): DesiredState {
     urls: members.filter(wins).map((c) => c.url.url),
     claims: portClaims(cluster.owned.filter((s) => s.metadata.namespace === opns)),
     hints: input.portHints,
+    reserved: input.reserved,
     range: config.portRange,
     random: input.random,
   });

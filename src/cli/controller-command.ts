@@ -38,6 +38,7 @@ Config file (YAML or JSON; every field optional except api.baseUrl):
     portRange: {min: 10000, max: 19999}  inclusive forwarder port range (1024-65535)
     serviceLabels: {}                    extra labels on every projected Service
     serviceAnnotations: {}               extra annotations on every projected Service
+    portReservationSeconds: 600          a removed URL keeps its forwarder port this long (0: off)
     limits: {endpointsPerHostname: 1000, portsPerHostname: 1000}
                                          caps per hostname; newer endpoints beyond are group-too-large
     deletes:                             when a Service may be deleted (docs/controller.md)

@@ -68,6 +68,8 @@ export const ControllerConfigSchema = z
           .refine((r) => r.min <= r.max, { message: 'min must not be greater than max', path: ['min'] }),
         serviceLabels: z.record(metadataKey, labelValue).default({}),
         serviceAnnotations: z.record(metadataKey, z.string()).default({}),
+        /** How long a URL whose projection was removed keeps its forwarder port (0: not at all). */
+        portReservationSeconds: z.number().int().min(0).max(86_400).default(600),
         /** Caps per hostname group; members beyond them are `group-too-large` (docs/projection.md). */
         limits: z
           .strictObject({

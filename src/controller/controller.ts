@@ -258,6 +258,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     termStartedAt: () => (isLeader() ? termStartedAt : undefined),
     deleteSafety: () => deleteSafety,
     confirmListing,
+    portReservationMs: config.bindings.portReservationSeconds * 1000,
     writeConcurrency: config.writeConcurrency,
     log: log.child({ component: 'reconciler' }),
     metrics,

@@ -7,6 +7,7 @@ import {
 } from '../binding/delete-guard.js';
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
+import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { project } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { servedEndpointIds } from '../binding/service-format.js';
@@ -80,6 +81,8 @@ export interface ReconcilerOptions {
   termStartedAt: () => number | undefined;
   /** The delete rules' settings; read on every pass. */
   deleteSafety: () => DeleteSafety;
+  /** How long a removed URL keeps its forwarder port (0: not at all). */
+  portReservationMs?: number;
   /** A mass delete waits for a confirming listing: take one after `delayMs`. */
   confirmListing: (delayMs: number) => void;
   writeConcurrency: number;
@@ -156,6 +159,7 @@ export class Reconciler {
   private readonly lastWritten = new Map<string, Service>();
   private previousStates = new Map<string, ProjectionState>();
   private portHints = new Map<string, number>();
+  private reservations = new Map<string, Reservation>();
   /** Names the last pass asked about; reads of other names are dropped. */
   private wanted = new Set<string>();
   /** Names read for the first time: no pass runs until they are known. */
@@ -267,6 +271,7 @@ export class Reconciler {
       config,
       random: () => this.clock.random(),
       portHints: this.portHints,
+      reserved: reservedPorts(this.reservations),
     });
     this.wanted = names.asked;
     // Everything the plan depends on is known before it is made: names nobody has read are read
@@ -539,6 +544,13 @@ export class Reconciler {
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
     const statuses = withWriteErrors(desired.statuses, desired.services, failures);
     this.current = statuses;
+    this.reservations = nextReservations(
+      this.reservations,
+      this.portHints,
+      desired.ports,
+      snap.takenAt,
+      this.o.portReservationMs ?? 0,
+    );
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');

@@ -199,3 +199,28 @@ describe('controller: deletes need fresh, whole knowledge of this leadership ter
     expect(await env.service('prod', 'api')).toBeDefined();
   });
 });
+
+describe('controller: ports survive a mistaken removal', () => {
+  let env: ControllerEnv | undefined;
+  afterEach(async () => {
+    await env?.close();
+    env = undefined;
+  });
+
+  it('an endpoint removed and created again within the grace gets its old forwarder port', async () => {
+    env = await startEnv();
+    const ctl = await env.startController();
+    const first = await env.createEndpoint('http://api.prod');
+    const internal = await eventually(() => env!.internalOf(first.id), 'projected');
+    const port = internal.spec?.ports?.[0]?.targetPort;
+    await env.mock.client.endpoints.delete(first.id);
+    await eventually(
+      async () => !(await env!.internalOf(first.id)) && !(await env!.service('prod', 'api')),
+      'removed',
+    );
+    const again = await env.createEndpoint('http://api.prod');
+    const back = await eventually(() => env!.internalOf(again.id), 'projected again');
+    expect(back.spec?.ports?.[0]?.targetPort).toBe(port);
+    expect(ctl.status().endpoints.find((e) => e.id === again.id)?.targetPort).toBe(port);
+  });
+});

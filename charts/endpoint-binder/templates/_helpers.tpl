@@ -107,6 +107,7 @@ quotes, commas or newlines they hold.
     "portRange" (dict "min" (int $b.portRange.min) "max" (int $b.portRange.max))
     "serviceLabels" $b.serviceLabels
     "serviceAnnotations" $b.serviceAnnotations
+    "portReservationSeconds" (int $b.portReservationSeconds)
     "limits" (dict "endpointsPerHostname" (int $b.limits.endpointsPerHostname) "portsPerHostname" (int $b.limits.portsPerHostname))
     "deletes" $b.deletes)
   "operatorNamespace" .Release.Namespace
