@@ -219,12 +219,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   startLeading = () => {
     // An unchanged listing asks for no pass by itself; the deferred deletes need one.
     if (registration.operator && config.bindings.enabled)
-      void feed.relist('leading', signal).then((ok) => ok && queue.requestPass());
+      void feed.relistFresh('leading', signal).then((ok) => ok && queue.requestPass());
   };
   const confirmListing = (delayMs: number): void => {
     void clock.sleep(delayMs, signal).then(() => {
       if (!signal.aborted)
-        void feed.relist('confirm-deletes', signal).then((ok) => (ok ? queue.requestPass() : undefined));
+        void feed.relistFresh('confirm-deletes', signal).then((ok) => (ok ? queue.requestPass() : undefined));
     });
   };
   let resolveCaughtUp: () => void = () => undefined;

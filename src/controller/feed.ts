@@ -167,6 +167,16 @@ export class EndpointFeed {
     return this.listing;
   }
 
+  /**
+   * A complete listing that starts now: one already running started too early (before a
+   * leadership term, say), so it is waited out and another one made.
+   */
+  async relistFresh(reason: string, signal?: AbortSignal): Promise<boolean> {
+    const running = this.listing;
+    if (running) await running.catch(() => false);
+    return this.relist(reason, signal);
+  }
+
   private async listOnce(reason: string, signal?: AbortSignal): Promise<boolean> {
     const started = this.now();
     const generation = this.opts.registration.generation;
