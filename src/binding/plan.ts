@@ -115,9 +115,15 @@ export function writeOwnedFields(desired: Service, live: Service): Service {
   if (ds.externalName !== undefined) spec.externalName = ds.externalName;
   else delete spec.externalName;
   // Per port we own name, protocol, port and targetPort; other fields of the matching live port stay.
-  const livePorts = live.spec?.ports ?? [];
+  // Looked up by map: the target internal Service of a large hostname group has many ports.
+  const byName = new Map<string, ServicePort>();
+  const byPort = new Map<number, ServicePort>();
+  for (const q of live.spec?.ports ?? []) {
+    if (q.name !== undefined && !byName.has(q.name)) byName.set(q.name, q);
+    if (!byPort.has(q.port)) byPort.set(q.port, q);
+  }
   spec.ports = (ds.ports ?? []).map((p) => {
-    const match = livePorts.find((q) => q.name === p.name) ?? livePorts.find((q) => q.port === p.port);
+    const match = (p.name !== undefined ? byName.get(p.name) : undefined) ?? byPort.get(p.port);
     return { ...(match ? structuredClone(match) : {}), ...p };
   });
   out.spec = spec;

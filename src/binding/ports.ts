@@ -30,6 +30,11 @@ export interface PortAllocationInput {
   claims: readonly PortClaim[];
   /** The controller's last allocation; used only for a URL the cluster has no valid claim for. */
   hints?: ReadonlyMap<string, number> | undefined;
+  /**
+   * Ports reserved for URLs whose projection was removed (port-reservations.ts): a returning URL
+   * gets its port back, and new URLs avoid them while other ports are free.
+   */
+  reserved?: ReadonlyMap<string, number> | undefined;
   /** Inclusive. */
   range: PortRange;
   /** Uniform in [0, 1). */
@@ -260,7 +265,7 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
   const pending: string[] = [];
   for (const url of urls) {
     if (ports.has(url)) continue;
-    const hint = input.hints?.get(url);
+    const hint = input.hints?.get(url) ?? input.reserved?.get(url);
     if (hint !== undefined && inRange(hint) && hard.isFree(hint - range.min)) assign(url, hint);
     else pending.push(url);
   }
@@ -270,6 +275,7 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
   const soft = new FreeSlots(size);
   for (const p of ports.values()) soft.take(p - range.min);
   for (const p of claimedPorts) soft.take(p - range.min);
+  for (const [url, p] of input.reserved ?? []) if (!priority.has(url) && inRange(p)) soft.take(p - range.min);
   const pick = (slots: FreeSlots, url: string): boolean => {
     const r = random();
     // A generator outside [0, 1) would otherwise index outside the range.

@@ -10,6 +10,7 @@ import { endpointView } from './selector.js';
 import type { EndpointView } from './selector.js';
 import { aliasService, internalService } from './services.js';
 import type { GroupPort } from './services.js';
+import { DEFAULT_GROUP_LIMITS } from './types.js';
 import type {
   ClusterView,
   DesiredState,
@@ -32,6 +33,7 @@ import type {
  *   4. the internal name is held by a Service not of this install → `name-conflict`
  *   5. an older endpoint has the same internal name → `name-conflict`
  *   then per hostname group (oldest first):
+ *   5b. beyond the group caps (endpoints, distinct ports per hostname) → `group-too-large`
  *   6. the alias name is held by a foreign Service, or was until less than the grace period ago,
  *      or is one of our internal Services → the whole group `name-conflict` (not asked in a
  *      namespace the policy closes)
@@ -51,6 +53,8 @@ export interface ProjectionInput {
   random: () => number;
   /** The controller's last allocation, used for a URL the cluster has no claim for. */
   portHints?: ReadonlyMap<string, number> | undefined;
+  /** Ports reserved for removed URLs (port-reservations.ts). */
+  reserved?: ReadonlyMap<string, number> | undefined;
 }
 
 interface Candidate {
@@ -98,6 +102,8 @@ export function project(input: ProjectionInput): DesiredState {
     if (!parsed.ok) return decide(index, 'invalid-url', `the URL "${ep.url}" is invalid: ${parsed.message}`);
     const url = parsed.value;
     const outcome = input.select(endpointView(ep, url));
+    if (outcome.overBudget)
+      return decide(index, 'error', outcome.error ?? 'the endpoint selector ran over its budget');
     if (!outcome.selected) {
       return decide(
         index,
@@ -147,36 +153,66 @@ export function project(input: ProjectionInput): DesiredState {
     }
   }
 
-  // Hostname groups; within each, the oldest member's URL wins a port number (check 7).
+  // Hostname groups, capped: the oldest members up to the caps take part, the rest are
+  // `group-too-large` and take no port, so a group's cost is bounded whoever adds to it.
+  const limits = config.groupLimits ?? DEFAULT_GROUP_LIMITS;
   const groups = new Map<string, Candidate[]>();
+  const groupPortNumbers = new Map<string, Set<number>>();
+  const members: Candidate[] = [];
   for (const c of named) {
-    const g = groups.get(c.url.host);
-    if (g) g.push(c);
-    else groups.set(c.url.host, [c]);
+    let g = groups.get(c.url.host);
+    if (!g) groups.set(c.url.host, (g = []));
+    let portNumbers = groupPortNumbers.get(c.url.host);
+    if (!portNumbers) groupPortNumbers.set(c.url.host, (portNumbers = new Set()));
+    if (g.length >= limits.endpointsPerHostname) {
+      decide(
+        c.index,
+        'group-too-large',
+        `hostname ${c.url.host} already has ${limits.endpointsPerHostname} older endpoints (bindings.limits.endpointsPerHostname); this one is not projected`,
+      );
+      continue;
+    }
+    if (!portNumbers.has(c.url.port) && portNumbers.size >= limits.portsPerHostname) {
+      decide(
+        c.index,
+        'group-too-large',
+        `hostname ${c.url.host} already has ${limits.portsPerHostname} ports (bindings.limits.portsPerHostname); port ${c.url.port} is not projected`,
+      );
+      continue;
+    }
+    portNumbers.add(c.url.port);
+    g.push(c);
+    members.push(c);
   }
+  for (const [host, g] of groups) if (g.length === 0) groups.delete(host);
+  // Within a group, the oldest member's URL wins a port number (check 7).
   const winners = new Map<string, Candidate>(); // host:port → oldest member on it
-  for (const c of named) if (!winners.has(c.url.hostport)) winners.set(c.url.hostport, c);
+  for (const c of members) if (!winners.has(c.url.hostport)) winners.set(c.url.hostport, c);
   const wins = (c: Candidate) => winners.get(c.url.hostport)!.url.url === c.url.url;
 
   const allocation = allocatePorts({
-    urls: named.filter(wins).map((c) => c.url.url),
+    urls: members.filter(wins).map((c) => c.url.url),
     claims: portClaims(cluster.owned.filter((s) => s.metadata.namespace === opns)),
     hints: input.portHints,
+    reserved: input.reserved,
     range: config.portRange,
     random: input.random,
   });
 
   const services = new Map<string, Service>();
-  for (const [host, members] of groups) {
-    const { name, namespace } = members[0]!.url;
+  for (const [host, group] of groups) {
+    const { name, namespace } = group[0]!.url;
     const aliasKey = key(namespace, name);
     const groupPorts: GroupPort[] = [];
     const seen = new Set<string>();
-    for (const m of members) {
+    const portOf = new Map<string, GroupPort>(); // host:port → the winning URL's port
+    for (const m of group) {
       const port = allocation.ports.get(m.url.url);
       if (port === undefined || !wins(m) || seen.has(m.url.url)) continue;
       seen.add(m.url.url);
-      groupPorts.push({ url: m.url, forwarderPort: port });
+      const gp = { url: m.url, forwarderPort: port };
+      groupPorts.push(gp);
+      portOf.set(m.url.hostport, gp);
     }
     const phase = cluster.namespaces.get(namespace);
     const policy = config.namespacePolicy;
@@ -206,7 +242,8 @@ export function project(input: ProjectionInput): DesiredState {
     }
 
     const projected: Candidate[] = [];
-    for (const m of members) {
+    const decided: { m: Candidate; state: ProjectionState; reason: string; own: number | undefined }[] = [];
+    for (const m of group) {
       const own = allocation.ports.get(m.url.url);
       let state: ProjectionState;
       let reason = '';
@@ -233,18 +270,29 @@ export function project(input: ProjectionInput): DesiredState {
         state = 'projected';
         projected.push(m);
       }
+      decided.push({ m, state, reason, own });
+    }
+
+    // Only the internal Service the alias points at (the oldest projected member's) carries
+    // every port of the group; every other one carries its own URL's port (a port-conflict
+    // loser: the winner's port of its host:port). The group costs O(members), and a new member
+    // rewrites its own Service, the target's and the alias, not every member's.
+    const target = projected[0];
+    for (const { m, state, reason, own } of decided) {
       const extra: Partial<EndpointStatus> = {};
       if (own !== undefined && wins(m)) extra.targetPort = own;
+      const mine = portOf.get(m.url.hostport);
+      const ports = m === target ? groupPorts : mine ? [mine] : [];
       // An internal Service for a member whose URL has a port, or which lost its port to an older
-      // member (so the conflict shows in kubectl), as long as the group has a port to list.
-      if ((own !== undefined || !wins(m)) && groupPorts.length > 0) {
+      // member (so the conflict shows in kubectl), as long as it has a port to list.
+      if ((own !== undefined || !wins(m)) && ports.length > 0) {
         const svc = internalService({
           name: m.internalName,
           endpointId: m.ep.id,
           url: m.url,
           state,
           reason,
-          groupPorts,
+          groupPorts: ports,
           config,
         });
         services.set(key(opns, m.internalName), svc);
@@ -253,7 +301,6 @@ export function project(input: ProjectionInput): DesiredState {
       decide(m.index, state, reason, extra);
     }
 
-    const target = projected[0];
     if (target) {
       services.set(
         aliasKey,

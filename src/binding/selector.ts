@@ -1,6 +1,7 @@
 import { Environment, ParseError, TypeError as CelTypeError } from '@marcbachmann/cel-js';
 import type { ASTNode } from '@marcbachmann/cel-js';
 import type { EndpointUrl } from './endpoint-url.js';
+import { ENDPOINT_FIELD_MAX, SELECTOR_COST_BUDGET, estimateSelectorCost } from './selector-cost.js';
 import type { EndpointRecord, SelectorOutcome } from './types.js';
 
 /**
@@ -28,8 +29,25 @@ export interface EndpointView {
 
 export interface EndpointSelector {
   readonly expression: string;
+  /** The static worst-case cost per endpoint (abstract steps; the budget is SELECTOR_COST_BUDGET). */
+  readonly estimatedCost: number;
   evaluate(view: EndpointView): SelectorOutcome;
 }
+
+export interface SelectorOptions {
+  /** Static cost budget per evaluation (default SELECTOR_COST_BUDGET). */
+  costBudget?: number;
+  /**
+   * Runtime budget per evaluation: a result that took longer is not used, and that endpoint is
+   * `error` with the reason (default 1000 ms: far above what the static bound allows, so only a
+   * pathological case trips it). `now` measures it (performance.now by default).
+   */
+  evalBudgetMs?: number;
+  now?: () => number;
+}
+
+/** Results kept per endpoint view, so an unchanged endpoint is not evaluated again every pass. */
+const RESULT_CACHE_SIZE = 50_000;
 
 export type CompiledSelector = { ok: true; selector: EndpointSelector } | { ok: false; message: string };
 
@@ -174,7 +192,7 @@ function errorText(err: unknown): string {
  * `endpoint`, result type `bool`. Every failure is a message starting with a short sentence,
  * followed by the library's positioned text where there is one.
  */
-export function compileSelector(expression: string): CompiledSelector {
+export function compileSelector(expression: string, opts: SelectorOptions = {}): CompiledSelector {
   const fail = (message: string): CompiledSelector => ({ ok: false, message });
   if (expression.trim().length === 0) {
     return fail('invalid endpoint selector: the expression is empty (use "true" to select every endpoint)');
@@ -197,6 +215,20 @@ export function compileSelector(expression: string): CompiledSelector {
   }
   const refused = refuse(expression, parsed.ast);
   if (refused !== undefined) return fail(`invalid endpoint selector: ${refused}`);
+  const budget = opts.costBudget ?? SELECTOR_COST_BUDGET;
+  const estimate = estimateSelectorCost(parsed.ast, budget);
+  if (estimate.costly) {
+    const sizes = Object.entries(ENDPOINT_FIELD_MAX)
+      .filter(([, n]) => n > 1)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    return fail(
+      `invalid endpoint selector: it could take up to ${Math.round(estimate.cost).toExponential(1)} steps per endpoint, ` +
+        `over the budget of ${budget} (with the largest field values: ${sizes} characters); ` +
+        `the costly part is ${estimate.costlyPart}` +
+        excerpt(expression, estimate.costly),
+    );
+  }
 
   const checked = parsed.check();
   if (!checked.valid) {
@@ -211,22 +243,49 @@ export function compileSelector(expression: string): CompiledSelector {
   }
 
   const run = parsed;
+  const evalBudgetMs = opts.evalBudgetMs ?? 1000;
+  const now = opts.now ?? (() => performance.now());
+  const evaluateOnce = (view: EndpointView): SelectorOutcome => {
+    let result: unknown;
+    const t0 = now();
+    try {
+      result = run({ endpoint: { ...view } });
+    } catch (err) {
+      // Data-dependent (a missing key, division by zero, a stack limit): this endpoint only.
+      return { selected: false, error: errorText(err) };
+    }
+    const ms = now() - t0;
+    if (ms > evalBudgetMs) {
+      return {
+        selected: false,
+        error: `the endpoint selector took ${Math.round(ms)} ms on this endpoint, over its budget of ${evalBudgetMs} ms; simplify the selector`,
+        overBudget: true,
+      };
+    }
+    if (typeof result !== 'boolean') {
+      return { selected: false, error: `the selector returned ${typeof result}, not bool` };
+    }
+    return { selected: result };
+  };
+  // The static bound keeps one evaluation short; the cache keeps an unchanged endpoint from
+  // being evaluated again on every pass (a selector is a function of the view alone).
+  const cache = new Map<string, SelectorOutcome>();
   return {
     ok: true,
     selector: {
       expression,
+      estimatedCost: estimate.cost,
       evaluate(view: EndpointView): SelectorOutcome {
-        let result: unknown;
-        try {
-          result = run({ endpoint: { ...view } });
-        } catch (err) {
-          // Data-dependent (a missing key, division by zero, a stack limit): this endpoint only.
-          return { selected: false, error: errorText(err) };
-        }
-        if (typeof result !== 'boolean') {
-          return { selected: false, error: `the selector returned ${typeof result}, not bool` };
-        }
-        return { selected: result };
+        const key = JSON.stringify([view.id, view.url, view.description, view.metadata]);
+        const hit = cache.get(key);
+        if (hit) return hit;
+        const out = evaluateOnce(view);
+        // An over-budget result is not kept: a pause of the process (GC, a loaded node) must not
+        // mark an endpoint for good; the next pass evaluates it again.
+        if (out.overBudget) return out;
+        if (cache.size >= RESULT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        cache.set(key, out);
+        return out;
       },
     },
   };

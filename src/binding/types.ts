@@ -17,6 +17,7 @@ export type ProjectionState =
   | 'invalid-url'
   | 'not-selected'
   | 'ports-exhausted'
+  | 'group-too-large'
   | 'error';
 
 export const PROJECTION_STATES: readonly ProjectionState[] = [
@@ -28,6 +29,7 @@ export const PROJECTION_STATES: readonly ProjectionState[] = [
   'invalid-url',
   'not-selected',
   'ports-exhausted',
+  'group-too-large',
   'error',
 ];
 
@@ -45,6 +47,8 @@ export interface EndpointRecord {
 export interface SelectorOutcome {
   selected: boolean;
   error?: string;
+  /** The evaluation ran over its runtime budget: the endpoint is `error`, not `not-selected`. */
+  overBudget?: boolean;
 }
 
 /** Everything the projection depends on besides endpoints and the cluster. */
@@ -59,7 +63,16 @@ export interface ProjectionConfig {
   serviceAnnotations: Record<string, string>;
   /** Where aliases may be written; absent = every namespace (tools and tests without a cluster's consent). */
   namespacePolicy?: NamespacePolicy | undefined;
+  /** Caps per hostname group (default `DEFAULT_GROUP_LIMITS`); members beyond are `group-too-large`. */
+  groupLimits?: GroupLimits | undefined;
 }
+
+export interface GroupLimits {
+  endpointsPerHostname: number;
+  portsPerHostname: number;
+}
+
+export const DEFAULT_GROUP_LIMITS: GroupLimits = { endpointsPerHostname: 1000, portsPerHostname: 1000 };
 
 export type NamespacePhase = 'Active' | 'Terminating';
 

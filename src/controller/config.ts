@@ -113,6 +113,25 @@ export const ControllerConfigSchema = z
         namespaces: namespacesSchema,
         /** How long an alias name a foreign Service held must stay free before an alias takes it. */
         foreignNameGraceSeconds: z.number().int().min(0).max(86_400).default(600),
+        /** How long a URL whose projection was removed keeps its forwarder port (0: not at all). */
+        portReservationSeconds: z.number().int().min(0).max(86_400).default(600),
+        /** Caps per hostname group; members beyond them are `group-too-large` (docs/projection.md). */
+        limits: z
+          .strictObject({
+            endpointsPerHostname: z.number().int().min(1).max(100_000).default(1000),
+            portsPerHostname: z.number().int().min(1).max(10_000).default(1000),
+          })
+          .prefault({}),
+        /** The deletion rules' settings (docs/controller.md "Deletion rules"). */
+        deletes: z
+          .strictObject({
+            knowledgeMaxAgeSeconds: z.number().min(1).max(86_400).default(180),
+            massDeleteShare: z.number().min(0).max(1).default(0.2),
+            massDeleteMin: z.number().int().min(1).max(1_000_000).default(10),
+            massDeleteConfirmDelaySeconds: z.number().min(0).max(600).default(5),
+            deletedNotificationGraceSeconds: z.number().min(0).max(3_600).default(30),
+          })
+          .prefault({}),
       })
       .prefault({}),
     operatorNamespace: dnsLabel.optional(),

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { ManagementClient } from '../api/client/index.js';
+import { staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import type { InstallIdentity } from '../binding/identity.js';
 import { compileSelector, type EndpointSelector } from '../binding/selector.js';
 import type { ProjectionConfig } from '../binding/types.js';
@@ -127,6 +128,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     ? { kind: 'Pod', apiVersion: 'v1', name: opts.pod.name, namespace: opts.pod.namespace }
     : undefined;
 
+  // When this replica's leadership term began: deletes need a complete listing made since then.
+  let termStartedAt: number | undefined = config.leaderElection.enabled ? undefined : clock.now();
+  let startLeading: () => void = () => undefined;
   const elector = config.leaderElection.enabled
     ? new LeaderElector({
         transport,
@@ -139,10 +143,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
         retryPeriodMs: config.leaderElection.retryPeriodSeconds * 1000,
         onStartedLeading: () => {
-          log.info({}, 'leading: this replica now writes');
+          termStartedAt = clock.now();
+          log.info({}, 'leading: this replica now writes; deletes wait for a complete listing of its own');
+          startLeading();
           queue.requestPass();
         },
-        onStoppedLeading: () => log.warn({}, 'stopped leading: this replica writes nothing'),
+        onStoppedLeading: () => {
+          termStartedAt = undefined;
+          log.warn({}, 'stopped leading: this replica writes nothing');
+        },
       })
     : undefined;
   const isLeader = (): boolean => (elector ? elector.isLeader() : true);
@@ -202,10 +211,29 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     resyncIntervalMs: config.resyncIntervalSeconds * 1000,
     onChange: () => queue.requestPass(),
     clock,
+    deletedGraceMs: config.bindings.deletes.deletedNotificationGraceSeconds * 1000,
     ...(opts.poll ? { poll: opts.poll } : {}),
     ...(opts.notifications === false ? { notifications: false } : {}),
   });
 
+  const deleteSafety: DeleteSafety = {
+    knowledgeMaxAgeMs: config.bindings.deletes.knowledgeMaxAgeSeconds * 1000,
+    massDeleteShare: config.bindings.deletes.massDeleteShare,
+    massDeleteMin: config.bindings.deletes.massDeleteMin,
+    massDeleteConfirmDelayMs: config.bindings.deletes.massDeleteConfirmDelaySeconds * 1000,
+  };
+  // A new leader lists at once: its deletes wait for a complete listing of its own term.
+  startLeading = () => {
+    // An unchanged listing asks for no pass by itself; the deferred deletes need one.
+    if (registration.operator && config.bindings.enabled)
+      void feed.relistFresh('leading', signal).then((ok) => ok && queue.requestPass());
+  };
+  const confirmListing = (delayMs: number): void => {
+    void clock.sleep(delayMs, signal).then(() => {
+      if (!signal.aborted)
+        void feed.relistFresh('confirm-deletes', signal).then((ok) => (ok ? queue.requestPass() : undefined));
+    });
+  };
   let resolveCaughtUp: () => void = () => undefined;
   const caughtUp = new Promise<void>((r) => (resolveCaughtUp = r));
   const projection = (): ProjectionConfig => ({
@@ -215,6 +243,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     serviceLabels: config.bindings.serviceLabels,
     serviceAnnotations: config.bindings.serviceAnnotations,
     namespacePolicy: config.bindings.namespaces,
+    groupLimits: config.bindings.limits,
   });
   const reconciler = new Reconciler({
     foreignNameGraceMs: config.bindings.foreignNameGraceSeconds * 1000,
@@ -234,6 +263,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     selector,
     config: projection,
     isLeader,
+    termStartedAt: () => (isLeader() ? termStartedAt : undefined),
+    deleteSafety: () => deleteSafety,
+    confirmListing,
+    portReservationMs: config.bindings.portReservationSeconds * 1000,
     writeConcurrency: config.writeConcurrency,
     log: log.child({ component: 'reconciler' }),
     metrics,
@@ -243,12 +276,26 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onCaughtUp: () => resolveCaughtUp(),
   });
 
+  /** Why the endpoint knowledge is too old to act on (and so to be ready to lead), if it is. */
+  const stale = (): string | undefined => {
+    const snap = feed.snapshot();
+    return staleKnowledge(
+      {
+        now: clock.now(),
+        listing: snap.listing,
+        streamLive: snap.streamLive,
+        generation: snap.registration.generation,
+      },
+      deleteSafety.knowledgeMaxAgeMs,
+    );
+  };
   const isReady = (): boolean => {
     if (!registration.operator) return false;
     if (!config.bindings.enabled) return true;
     if (!cluster.synced) return false;
     // Leader: the first complete sync is applied. Follower: it is computed (warm and ready to lead).
-    return reconciler.caughtUp;
+    // Either way only while what it knows of the endpoints is within the freshness bound.
+    return reconciler.caughtUp && stale() === undefined;
   };
   const statusDoc = (): StatusDocument => {
     const statuses = reconciler.statuses;
@@ -284,6 +331,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
     if (config.bindings.enabled && !reconciler.caughtUp)
       reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
+    const staleReason = config.bindings.enabled && reconciler.caughtUp ? stale() : undefined;
+    if (staleReason) reasons.push(staleReason);
     const error = registration.error;
     return {
       ok: isReady(),

@@ -2,6 +2,7 @@ import type { ManagementClient } from '../api/client/index.js';
 import { ApiError } from '../api/client/index.js';
 import type { Endpoint } from '../api/schemas/endpoint.js';
 import type { OperatorEvent } from '../api/schemas/operator.js';
+import type { ListingFacts } from '../binding/delete-guard.js';
 import type { EndpointRecord } from '../binding/types.js';
 import { Backoff, type BackoffOptions } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -24,6 +25,11 @@ export interface FeedOptions {
   clock?: Clock;
   /** false: no notification stream; the account is polled at the poll interval (benchmarks). */
   notifications?: boolean;
+  /**
+   * An `endpoint.deleted` notification no listing has confirmed is applied after this long, or
+   * by the next complete listing that lacks the endpoint, whichever comes first (0: at once).
+   */
+  deletedGraceMs?: number;
 }
 
 /**
@@ -38,6 +44,12 @@ export interface FeedSnapshot {
   lastFullSyncAt: number | undefined;
   /** The registration the endpoints were learned under (its operator id, and which one it is). */
   registration: { operatorId: string | undefined; generation: number };
+  /** The last complete listing (when, under which registration generation), for the delete rules. */
+  listing: ListingFacts | undefined;
+  /** The notification stream is connected (it resumes without a gap, or asks for a resync). */
+  streamLive: boolean;
+  /** Endpoints whose deletion was notified and waits for its grace or a listing. */
+  deletionsPending: number;
   takenAt: number;
 }
 
@@ -81,6 +93,11 @@ export class EndpointFeed {
   /** Aborted to cut the timer loop's wait short (the stream dropped: start polling now). */
   private wake: AbortController | undefined;
   private readonly clock: Clock;
+  private lastListing: ListingFacts | undefined;
+  private listings = 0;
+  /** Notified deletions not yet applied: id → when notified. */
+  private readonly pendingDeletes = new Map<string, number>();
+  private runSignal: AbortSignal | undefined;
 
   constructor(private readonly opts: FeedOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -107,6 +124,9 @@ export class EndpointFeed {
       complete: this.completeListing,
       lastFullSyncAt: this.lastFullSyncAt,
       registration: { operatorId, generation: this.opts.registration.generation },
+      listing: this.lastListing ? { ...this.lastListing } : undefined,
+      streamLive: this.streamLive,
+      deletionsPending: this.pendingDeletes.size,
       takenAt: this.now(),
     };
   }
@@ -130,6 +150,7 @@ export class EndpointFeed {
 
   /** Runs the stream, the periodic resync and the poller until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
+    this.runSignal = signal;
     await Promise.all([
       this.opts.notifications === false ? undefined : this.streamLoop(signal),
       this.timerLoop(signal),
@@ -146,8 +167,19 @@ export class EndpointFeed {
     return this.listing;
   }
 
+  /**
+   * A complete listing that starts now: one already running started too early (before a
+   * leadership term, say), so it is waited out and another one made.
+   */
+  async relistFresh(reason: string, signal?: AbortSignal): Promise<boolean> {
+    const running = this.listing;
+    if (running) await running.catch(() => false);
+    return this.relist(reason, signal);
+  }
+
   private async listOnce(reason: string, signal?: AbortSignal): Promise<boolean> {
     const started = this.now();
+    const generation = this.opts.registration.generation;
     this.duringList = [];
     const listed = new Map<string, Held>();
     try {
@@ -183,9 +215,18 @@ export class EndpointFeed {
     }
     this.held.clear();
     for (const [id, h] of listed) this.held.set(id, h);
+    // The listing settles every deletion notified before it started: gone from it, applied;
+    // still in it, contradicted. Those notified meanwhile come back with the replay.
+    this.pendingDeletes.clear();
     for (const ev of replay) this.applyEvent(ev);
     this.completeListing = true;
     this.lastFullSyncAt = this.now();
+    this.lastListing = {
+      seq: ++this.listings,
+      startedAt: started,
+      finishedAt: this.lastFullSyncAt,
+      generation,
+    };
     this.opts.metrics.lastFullSync.set(this.lastFullSyncAt / 1000);
     this.opts.log.info(
       { reason, endpoints: this.held.size, removed, changed, ms: this.now() - started },
@@ -205,13 +246,36 @@ export class EndpointFeed {
         const cur = this.held.get(ev.endpoint.id);
         if (cur && cur.updatedAt > ev.endpoint.updated_at) return false;
         this.held.set(ev.endpoint.id, { record: toRecord(ev.endpoint), updatedAt: ev.endpoint.updated_at });
+        this.pendingDeletes.delete(ev.endpoint.id);
         return true;
       }
-      case 'endpoint.deleted':
-        return this.held.delete(ev.endpoint.id);
+      case 'endpoint.deleted': {
+        const grace = this.opts.deletedGraceMs ?? 0;
+        const id = ev.endpoint.id;
+        if (grace <= 0 || !this.held.has(id)) return this.held.delete(id);
+        // One notification is not proof: a false one would remove a live projection. It waits
+        // for a listing that lacks the endpoint, or for the grace to pass.
+        if (this.pendingDeletes.has(id)) return false;
+        const at = this.now();
+        this.pendingDeletes.set(id, at);
+        this.opts.log.info(
+          { endpointId: id, graceMs: grace },
+          'endpoint deletion notified; applied after a grace or by the next listing',
+        );
+        void this.clock.sleep(grace, this.runSignal).then(() => this.expireDelete(id, at));
+        return false;
+      }
       default:
         return false;
     }
+  }
+
+  private expireDelete(id: string, at: number): void {
+    if (this.runSignal?.aborted || this.pendingDeletes.get(id) !== at) return;
+    this.pendingDeletes.delete(id);
+    if (!this.held.delete(id)) return;
+    this.opts.log.info({ endpointId: id }, 'endpoint deletion applied after its grace');
+    this.opts.onChange();
   }
 
   private onEvent(ev: OperatorEvent, signal: AbortSignal): void {

@@ -1,6 +1,14 @@
 import { anchorOwned } from '../binding/anchors.js';
+import {
+  decideDeletes,
+  isMassDelete,
+  type DeleteSafety,
+  type DeleteVerdict,
+  type PendingConfirmation,
+} from '../binding/delete-guard.js';
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
+import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { project } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { servedEndpointIds } from '../binding/service-format.js';
@@ -54,6 +62,8 @@ export interface PassSnapshot {
   cluster: ClusterSnapshot;
   failures: ReadonlyMap<string, WriteFailure>;
   leader: boolean;
+  /** When the current leadership term began; undefined while not leading. */
+  termStartedAt: number | undefined;
 }
 
 export interface ReconcilerOptions {
@@ -68,6 +78,14 @@ export interface ReconcilerOptions {
   /** The projection settings; read on every pass. */
   config: () => ProjectionConfig;
   isLeader: () => boolean;
+  /** When this replica's current leadership term began (undefined while not leading). */
+  termStartedAt: () => number | undefined;
+  /** The delete rules' settings; read on every pass. */
+  deleteSafety: () => DeleteSafety;
+  /** How long a removed URL keeps its forwarder port (0: not at all). */
+  portReservationMs?: number;
+  /** A mass delete waits for a confirming listing: take one after `delayMs`. */
+  confirmListing: (delayMs: number) => void;
   writeConcurrency: number;
   log: Logger;
   metrics: ControllerMetrics;
@@ -171,6 +189,7 @@ export class Reconciler {
   private readonly lastWritten = new Map<string, Service>();
   private previousStates = new Map<string, ProjectionState>();
   private portHints = new Map<string, number>();
+  private reservations = new Map<string, Reservation>();
   /** Names the last pass asked about; reads of other names are dropped. */
   private wanted = new Set<string>();
   /** Names read for the first time: no pass runs until they are known. */
@@ -182,6 +201,9 @@ export class Reconciler {
   private readonly writtenUids = new Map<string, string>();
   private passes = 0;
   private appliedComplete = false;
+  private pendingConfirmation: PendingConfirmation | undefined;
+  /** The last reason deletes were held back (logged when it changes, not every pass). */
+  private heldReason: string | undefined;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.clock = o.clock ?? systemClock;
@@ -257,6 +279,7 @@ export class Reconciler {
       cluster: this.o.cluster.snapshot(now),
       failures: new Map([...this.failures].map(([k, f]) => [k, { ...f }])),
       leader: this.o.isLeader(),
+      termStartedAt: this.o.termStartedAt(),
     };
   }
 
@@ -297,6 +320,7 @@ export class Reconciler {
       config,
       random: () => this.clock.random(),
       portHints: this.portHints,
+      reserved: reservedPorts(this.reservations),
     });
     this.wanted = names.asked;
     // Everything the plan depends on is known before it is made: names nobody has read are read
@@ -311,17 +335,18 @@ export class Reconciler {
     const frozen = new Set(
       [...snap.cluster.namespaces].filter(([, phase]) => phase === 'Terminating').map(([n]) => n),
     );
-    const actions = plan(desired.services, owned, {
+    const planned = plan(desired.services, owned, {
       allowDeletes: snap.feed.complete,
       frozenNamespaces: frozen,
     });
+    const actions = snap.leader ? this.guardDeletes(snap, planned) : planned;
     const planMs = performance.now() - t0;
     metrics.planDuration.observe(planMs / 1000);
     this.passes++;
 
     // A failure whose Service needs no write any more is over: the cluster holds what we want.
-    const planned = new Set(actions.map((a) => a.key));
-    for (const key of [...this.failures.keys()]) if (!planned.has(key)) this.clearFailure(key);
+    const plannedKeys = new Set(actions.map((a) => a.key));
+    for (const key of [...this.failures.keys()]) if (!plannedKeys.has(key)) this.clearFailure(key);
     const ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
 
     // Apply (leader only; leadership is checked again before every write).
@@ -353,6 +378,60 @@ export class Reconciler {
       applyMs,
       deferred: actions.length - ready.length,
     });
+  }
+
+  /**
+   * The deletion rules (docs/controller.md): the plan's deletes are kept only on fresh, whole,
+   * uncontradicted knowledge of this term; otherwise creates and updates go ahead alone.
+   */
+  private guardDeletes(snap: PassSnapshot, actions: PlanAction[]): PlanAction[] {
+    const deletes = actions.filter((a) => a.op === 'delete').length;
+    const safety = this.o.deleteSafety();
+    const projections = snap.cluster.owned.size;
+    const verdict: DeleteVerdict = decideDeletes(
+      {
+        now: snap.takenAt,
+        listing: snap.feed.listing,
+        streamLive: snap.feed.streamLive,
+        generation: snap.feed.registration.generation,
+        termStartedAt: snap.termStartedAt ?? Number.POSITIVE_INFINITY,
+        deletes,
+        projections,
+        pending: this.pendingConfirmation,
+      },
+      safety,
+    );
+    if (!isMassDelete(deletes, projections, safety)) this.pendingConfirmation = undefined;
+    if (verdict.allow) {
+      if (verdict.confirmed) {
+        this.o.log.warn(
+          { deletes, services: projections, listing: snap.feed.listing?.seq },
+          'mass delete confirmed by a second complete listing; deleting',
+        );
+        this.pendingConfirmation = undefined;
+      }
+      this.heldReason = undefined;
+      return actions;
+    }
+    if (verdict.reason === 'mass-delete' && !this.pendingConfirmation && verdict.pending) {
+      this.pendingConfirmation = verdict.pending;
+      this.o.log.warn(
+        {
+          deletes,
+          services: projections,
+          endpoints: snap.feed.endpoints.length,
+          listing: verdict.pending.seq,
+          confirmInMs: safety.massDeleteConfirmDelayMs,
+        },
+        'mass delete held: confirming with a second complete listing first',
+      );
+      this.o.confirmListing(safety.massDeleteConfirmDelayMs);
+    }
+    if (this.heldReason !== verdict.reason) {
+      this.heldReason = verdict.reason;
+      this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
+    }
+    return actions.filter((a) => a.op !== 'delete');
   }
 
   // ---- record: the one writer of the read model ----
@@ -535,6 +614,13 @@ export class Reconciler {
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
     const statuses = withWriteErrors(desired.statuses, desired.services, failures);
     this.current = statuses;
+    this.reservations = nextReservations(
+      this.reservations,
+      this.portHints,
+      desired.ports,
+      snap.takenAt,
+      this.o.portReservationMs ?? 0,
+    );
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');

@@ -263,12 +263,41 @@ export class Registration implements RegistrationHandle {
     return this.again;
   }
 
+  /** Read-only: adopts this install's oldest record as it is, when it is not the one held. */
+  private async follow(operatorId: string | undefined): Promise<void> {
+    let found: KubernetesOperator | undefined;
+    try {
+      found = (await mine(this.o.client, this.o.spec, { signal: this.o.signal }))[0];
+    } catch (err) {
+      if (!this.o.signal.aborted) {
+        this.o.log.warn(
+          { operatorId, error: err instanceof Error ? err.message : String(err) },
+          'operator registration gone; reading the records failed, trying again at the next refusal',
+        );
+      }
+      return;
+    }
+    if (!found || found.id === operatorId) {
+      this.o.log.warn({ operatorId }, 'operator registration gone; the leader registers again');
+      return;
+    }
+    this.current = found;
+    this.count++;
+    this.o.log.info(
+      { previous: operatorId, operatorId: found.id },
+      'operator registration followed (read-only)',
+    );
+    this.o.onRegistered?.(found);
+  }
+
   private async registerAgain(): Promise<void> {
     const operatorId = this.current?.id;
     // A stood-down replica (an uninstall holds the lease) must not undo a deregistration while
-    // Helm removes it: only the leader registers again.
+    // Helm removes it: only the leader registers again. A follower follows: it reads the records
+    // (never writes them) and takes up the one the leader holds now, so what it knows of the
+    // endpoints is read under the registration in force when it takes over.
     if (!this.o.isLeader()) {
-      this.o.log.warn({ operatorId }, 'operator registration gone; the leader registers again');
+      await this.follow(operatorId);
       return;
     }
     this.o.log.warn({ operatorId }, 'operator registration gone; registering again');

@@ -144,6 +144,7 @@ const STATE_REASON: Partial<Record<ProjectionState, string>> = {
   'port-conflict': 'PortConflict',
   'invalid-url': 'InvalidURL',
   'ports-exhausted': 'PortsExhausted',
+  'group-too-large': 'GroupTooLarge',
   error: 'WriteFailed',
 };
 

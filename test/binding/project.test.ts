@@ -258,7 +258,7 @@ describe('project: the selector', () => {
 });
 
 describe('project: hostname groups', () => {
-  it('every internal Service of a group carries all of its ports; the alias points at the oldest', () => {
+  it('the internal Service the alias points at (the oldest) carries all of the group ports; the others their own', () => {
     // Input order is not age order; statuses keep the input order.
     const d = run([
       ep('ep_c', 'http://api.prod:8080', 3),
@@ -276,18 +276,23 @@ describe('project: hostname groups', () => {
       ['tcp-5432', 5432, fwd('tcp://api.prod:5432')],
       ['http-8080', 8080, fwd('http://api.prod:8080')],
     ];
-    for (const name of ['ep-a', 'ep-b', 'ep-c']) {
-      const svc = d.services.get(`${OPNS}/${name}`)!;
-      expect(portsOf(svc)).toEqual(expected);
-      const parsed = parsePortsAnnotation(svc.metadata.annotations?.['endpoint-binder.io/ports']);
-      expect(parsed.ok && [...parsed.ports].sort((a, b) => a[0] - b[0])).toEqual(
-        [
-          [fwd('http://api.prod:80'), 'http://api.prod:80'],
-          [fwd('tcp://api.prod:5432'), 'tcp://api.prod:5432'],
-          [fwd('http://api.prod:8080'), 'http://api.prod:8080'],
-        ].sort((a, b) => (a[0] as number) - (b[0] as number)),
-      );
-    }
+    const target = d.services.get(`${OPNS}/ep-a`)!;
+    expect(portsOf(target)).toEqual(expected);
+    const parsed = parsePortsAnnotation(target.metadata.annotations?.['endpoint-binder.io/ports']);
+    expect(parsed.ok && [...parsed.ports].sort((a, b) => a[0] - b[0])).toEqual(
+      [
+        [fwd('http://api.prod:80'), 'http://api.prod:80'],
+        [fwd('tcp://api.prod:5432'), 'tcp://api.prod:5432'],
+        [fwd('http://api.prod:8080'), 'http://api.prod:8080'],
+      ].sort((a, b) => (a[0] as number) - (b[0] as number)),
+    );
+    // The others: their own URL's port only (O(members) for the group, not O(members²)).
+    expect(portsOf(d.services.get(`${OPNS}/ep-b`))).toEqual([expected[1]]);
+    expect(portsOf(d.services.get(`${OPNS}/ep-c`))).toEqual([expected[2]]);
+    const own = parsePortsAnnotation(
+      d.services.get(`${OPNS}/ep-c`)!.metadata.annotations?.['endpoint-binder.io/ports'],
+    );
+    expect(own.ok && [...own.ports]).toEqual([[fwd('http://api.prod:8080'), 'http://api.prod:8080']]);
     expect(d.services.get(`${OPNS}/ep-c`)!.metadata.annotations?.['endpoint-binder.io/endpoint-url']).toBe(
       'http://api.prod:8080',
     );
@@ -344,10 +349,8 @@ describe('project: hostname groups', () => {
     const svc = d.services.get(`${OPNS}/ep-new`)!;
     expect(svc.metadata.labels?.['endpoint-binder.io/state']).toBe('port-conflict');
     expect(svc.metadata.annotations?.['endpoint-binder.io/reason']).toBe(conflict.reason);
-    expect(portsOf(svc)).toEqual([
-      ['http-80', 80, d.ports.get('http://api.prod:80')],
-      ['tcp-5432', 5432, d.ports.get('tcp://api.prod:5432')],
-    ]);
+    // The winner's port of its host:port, so the conflict shows next to what holds the port.
+    expect(portsOf(svc)).toEqual([['http-80', 80, d.ports.get('http://api.prod:80')]]);
     const alias = d.services.get('prod/api')!;
     expect(alias.spec?.externalName).toBe(`ep-old.${OPNS}.svc.cluster.local`);
     expect(alias.metadata.annotations?.['endpoint-binder.io/endpoint-ids']).toBe('["ep_old","ep_db"]');

@@ -94,6 +94,11 @@ export async function startEnv(
           http: { listen: '127.0.0.1:0' },
           resyncIntervalSeconds: 60,
           ...cfg,
+          // A short grace for endpoint.deleted notifications (30 s by default) keeps tests quick.
+          bindings: {
+            ...cfg.bindings,
+            deletes: { deletedNotificationGraceSeconds: 0.5, ...cfg.bindings?.deletes },
+          },
           leaderElection: {
             leaseDurationSeconds: 2,
             renewDeadlineSeconds: 1.5,

@@ -1,3 +1,4 @@
+import { DEFAULT_DELETE_SAFETY } from '../../src/binding/delete-guard.js';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSelector } from '../../src/binding/selector.js';
@@ -21,7 +22,6 @@ const config: ProjectionConfig = {
   portRange: { min: 10000, max: 10999 },
   serviceLabels: {},
   serviceAnnotations: {},
-  ingressAddress: null,
 };
 const GRACE_MS = 60_000;
 const ep = (id: string, url: string): EndpointRecord => ({ id, url, created_at: '2026-01-01T00:00:00Z' });
@@ -63,8 +63,14 @@ describe('reconciler: the foreign-name grace period', () => {
           lastFullSyncAt: clock.now(),
           registration: { operatorId: 'k8sop_x', generation: 1 },
           takenAt: clock.now(),
+          listing: { seq: 1, startedAt: 0, finishedAt: clock.now(), generation: 1 },
+          streamLive: true,
+          deletionsPending: 0,
         }),
       },
+      termStartedAt: () => 0,
+      deleteSafety: () => DEFAULT_DELETE_SAFETY,
+      confirmListing: () => undefined,
       cluster,
       queue,
       api,

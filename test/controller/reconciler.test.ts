@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_DELETE_SAFETY } from '../../src/binding/delete-guard.js';
 import { compileSelector } from '../../src/binding/selector.js';
 import type { EndpointRecord, ProjectionConfig } from '../../src/binding/types.js';
 import { ClusterState } from '../../src/controller/cluster.js';
@@ -59,6 +60,9 @@ describe('reconciler: scheduling and write backoff on the clock seam', () => {
         complete: true,
         lastFullSyncAt: clock.now(),
         registration: { operatorId: 'k8sop_x', generation: 1 },
+        listing: { seq: 1, startedAt: 0, finishedAt: clock.now(), generation: 1 },
+        streamLive: true,
+        deletionsPending: 0,
         takenAt: clock.now(),
       }),
     };
@@ -71,6 +75,9 @@ describe('reconciler: scheduling and write backoff on the clock seam', () => {
       selector: selector.selector,
       config: () => config,
       isLeader: () => true,
+      termStartedAt: () => 0,
+      deleteSafety: () => DEFAULT_DELETE_SAFETY,
+      confirmListing: () => undefined,
       writeConcurrency: 4,
       log: silentLogger(),
       metrics: controllerMetrics(new Registry()),

@@ -225,7 +225,10 @@ quotes, commas or newlines they hold.
     "namespaces" (dict
       "deny" .Values.namespaces.deny
       "allow" .Values.namespaces.allow
-      "selector" .Values.namespaces.selector))
+      "selector" .Values.namespaces.selector)
+    "portReservationSeconds" (int $b.portReservationSeconds)
+    "limits" (dict "endpointsPerHostname" (int $b.limits.endpointsPerHostname) "portsPerHostname" (int $b.limits.portsPerHostname))
+    "deletes" $b.deletes)
   "operatorNamespace" .Release.Namespace
   "releaseName" .Release.Name
   "resyncIntervalSeconds" (int .Values.controller.resyncIntervalSeconds)

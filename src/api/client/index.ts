@@ -15,7 +15,7 @@ export {
   hasErrorCode,
 } from './errors.js';
 export type { TransportOptions as ManagementClientOptions, CallOptions } from './transport.js';
-export { collect } from './paging.js';
+export { ApiListingError, collect, type ListingOptions } from './paging.js';
 
 /**
  * Typed client of the management API: one namespace per resource, lazy paging, retries for

@@ -11,7 +11,7 @@ import {
 } from '../../schemas/operator.js';
 import type { PageOptions } from '../../schemas/common.js';
 import { silentLogger, type Logger } from '../../../log/logger.js';
-import { items } from '../paging.js';
+import { items, type ListingOptions } from '../paging.js';
 import type { SseMessage } from '../sse/parser.js';
 import { watchSse, type SseWatchOptions } from '../sse/watch.js';
 import type { CallOptions, Transport, TransportOptions } from '../transport.js';
@@ -110,9 +110,17 @@ export class KubernetesOperatorsApi {
     return this.t.call({ method: 'DELETE', path: this.path(id), schema: undefined, ...o });
   }
 
-  /** Lazily lists every cluster-bound endpoint of the account, newest first. */
-  boundEndpoints(id: string, o: PageOptions & CallOptions = {}): AsyncGenerator<Endpoint> {
-    return items(this.t, `${this.path(id)}/bound_endpoints`, 'endpoints', Endpoint, o);
+  /**
+   * Lazily lists every cluster-bound endpoint of the account, newest first. The end of the
+   * listing is proven (`proveEnd`, pages of 100 unless `limit` says otherwise): the controller
+   * deletes what a complete listing lacks, so a truncated one must fail instead.
+   */
+  boundEndpoints(id: string, o: PageOptions & CallOptions & ListingOptions = {}): AsyncGenerator<Endpoint> {
+    return items(this.t, `${this.path(id)}/bound_endpoints`, 'endpoints', Endpoint, {
+      limit: 100,
+      proveEnd: true,
+      ...o,
+    });
   }
 
   /**

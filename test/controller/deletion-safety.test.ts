@@ -1,0 +1,226 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
+import type { Service } from '../../src/kube/index.js';
+import { captureLogs } from '../helpers/logs.js';
+import { startApiProxy, type ApiProxy, type ListingPage } from '../helpers/api-proxy.js';
+import { OPERATOR_NS, eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
+
+/** Every forwarder port of the install, by internal Service name. */
+const ports = (services: Service[]): Record<string, unknown> =>
+  Object.fromEntries(
+    services
+      .filter((s) => s.metadata.namespace === OPERATOR_NS && s.metadata.labels?.[MANAGED_BY_LABEL])
+      .map((s) => [s.metadata.name, s.spec?.ports?.map((p) => p.targetPort)]),
+  );
+const owned = (env: ControllerEnv): number =>
+  env.writes.cache.list().filter((s) => s.metadata.labels?.[MANAGED_BY_LABEL]).length;
+
+/** Service deletions as the API server's watch reports them (independent of the controller). */
+function countDeletes(env: ControllerEnv): { readonly n: number } {
+  const c = { n: 0 };
+  env.writes.cache.on('delete', () => c.n++);
+  return c;
+}
+
+async function readyz(url: string): Promise<{ ready: boolean; reasons: string[] }> {
+  const res = await fetch(`${url}/readyz`);
+  return (await res.json()) as { ready: boolean; reasons: string[] };
+}
+
+describe('controller: deletes need fresh, whole knowledge of this leadership term', () => {
+  let env: ControllerEnv | undefined;
+  let proxy: ApiProxy | undefined;
+  afterEach(async () => {
+    await env?.close();
+    await proxy?.close();
+    env = undefined;
+    proxy = undefined;
+  });
+
+  it('a follower whose API path is cut takes over and deletes nothing; it is unready while its knowledge is stale', async () => {
+    env = await startEnv();
+    proxy = await startApiProxy(env.mock.url);
+    const a = await env.startController({ identity: 'replica-a' });
+    await eventually(() => a.isLeader(), 'a leads');
+    const b = await env.startController({
+      identity: 'replica-b',
+      api: { baseUrl: proxy.url, timeoutMs: 500 },
+      bindings: { deletes: { knowledgeMaxAgeSeconds: 1 } },
+    });
+    for (let i = 0; i < 3; i++) await env.createEndpoint(`http://old-${i}.prod`);
+    await eventually(() => b.isReady() && b.status().endpoints.length === 3, 'follower ready with 3');
+
+    proxy.cut(true);
+    for (let i = 0; i < 10; i++) await env.createEndpoint(`http://new-${i}.prod`);
+    await eventually(() => owned(env!) === 26, '13 endpoints projected by a', 30_000);
+    const before = ports(env.writes.cache.list());
+    await eventually(async () => !(await readyz(b.url)).ready, 'follower unready on stale knowledge');
+    expect((await readyz(b.url)).reasons.join(' ')).toMatch(/endpoint knowledge is \d+ s old/);
+
+    const deletes = countDeletes(env);
+    await a.stop();
+    await eventually(() => b.isLeader(), 'b takes over');
+    // It knows only 3 endpoints, but cannot list under its own term: deletes wait.
+    expect(await quietFor(env.writes, 1_500)).toBe(0);
+    expect(deletes.n).toBe(0);
+
+    proxy.cut(false);
+    await eventually(() => b.status().endpoints.length === 13 && b.isReady(), 'b lists and is ready');
+    expect(await quietFor(env.writes, 500)).toBe(0);
+    expect(deletes.n).toBe(0);
+    expect(ports(env.writes.cache.list())).toEqual(before);
+  });
+
+  it('with the operator record deleted, the follower follows the new record and deletes nothing at takeover', async () => {
+    env = await startEnv();
+    const a = await env.startController({ identity: 'replica-a' });
+    await eventually(() => a.isLeader(), 'a leads');
+    const b = await env.startController({ identity: 'replica-b' });
+    for (let i = 0; i < 10; i++) await env.createEndpoint(`http://svc-${i}.prod`);
+    await eventually(() => owned(env!) === 20 && b.status().endpoints.length === 10, 'projected, b knows');
+    const before = ports(env.writes.cache.list());
+    const first = a.status().operator?.id;
+    expect(first).toBeDefined();
+
+    const deletes = countDeletes(env);
+    await env.mock.client.kubernetesOperators.delete(first!);
+    const second = await eventually(() => {
+      const id = a.status().operator?.id;
+      return id && id !== first ? id : undefined;
+    }, 'a registers again');
+    await eventually(() => b.status().operator?.id === second, 'b follows the new record');
+
+    await a.stop();
+    await eventually(() => b.isLeader() && b.isReady(), 'b leads');
+    expect(await quietFor(env.writes, 1_000)).toBe(0);
+    expect(deletes.n).toBe(0);
+    expect(ports(env.writes.cache.list())).toEqual(before);
+    // One record: the follower never created one of its own.
+    const ops = [];
+    for await (const op of env.mock.client.kubernetesOperators.list()) ops.push(op.id);
+    expect(ops).toEqual([second]);
+  });
+
+  it('a truncated first page and an empty middle page delete nothing and change no port', async () => {
+    env = await startEnv({ namespaces: ['bulk'] });
+    proxy = await startApiProxy(env.mock.url);
+    const ctl = await env.startController({
+      api: { baseUrl: proxy.url },
+      bindings: { deletes: { massDeleteConfirmDelaySeconds: 0.3 } },
+    });
+    await eventually(() => ctl.isReady(), 'ready');
+    for (let i = 0; i < 120; i += 20)
+      await Promise.all(Array.from({ length: 20 }, (_, j) => env!.createEndpoint(`http://s-${i + j}.bulk`)));
+    await eventually(() => owned(env!) === 240, '240 Services', 60_000);
+    await eventually(() => ctl.status().counts['projected'] === 120, 'all projected', 30_000);
+    const before = ports(env.writes.cache.list());
+    const deletes = countDeletes(env);
+
+    // 1. A full first page that says it is the last: the page after it is read.
+    proxy.rewrite((p, i) => (i === 0 ? { ...p, next_page_uri: null } : p));
+    expect(await ctl.resyncNow()).toBe(true);
+    expect(ctl.status().endpoints.length).toBe(120);
+
+    // 2. An empty page that still names a next page: the listing fails, nothing is removed.
+    proxy.rewrite((p, i) =>
+      i === 1 ? { ...p, endpoints: [], next_page_uri: `${String(p['uri'])}?limit=100&before_id=ep_0` } : p,
+    );
+    expect(await ctl.resyncNow()).toBe(false);
+
+    // 3. A short first page that says it is the last (no proof possible): the listing "completes"
+    // with 40 endpoints, so the plan would delete 160 of 240 Services. Held, confirmed by a
+    // second listing (faithful), which brings them back.
+    let lied = false;
+    proxy.rewrite((p, i) => {
+      if (i !== 0 || lied) return p;
+      lied = true;
+      return { ...p, endpoints: p.endpoints.slice(0, 40), next_page_uri: null } satisfies ListingPage;
+    });
+    expect(await ctl.resyncNow()).toBe(true);
+    await eventually(
+      () => ctl.status().endpoints.length === 120 && ctl.isReady(),
+      'confirming listing applied',
+    );
+    proxy.rewrite(undefined);
+    expect(await quietFor(env.writes, 800)).toBe(0);
+    expect(deletes.n).toBe(0);
+    expect(ports(env.writes.cache.list())).toEqual(before);
+  });
+
+  it('a mass delete that a second listing confirms is carried out, once', async () => {
+    env = await startEnv({ namespaces: ['bulk'] });
+    const logs = captureLogs('info');
+    const ctl = await env.startController({
+      logger: logs.logger,
+      // The notifications wait: the deletions reach the plan through one listing, all at once.
+      bindings: { deletes: { massDeleteConfirmDelaySeconds: 0.3, deletedNotificationGraceSeconds: 60 } },
+    });
+    const eps = [];
+    for (let i = 0; i < 20; i++) eps.push(await env.createEndpoint(`http://m-${i}.bulk`));
+    await eventually(() => owned(env!) === 40, '40 Services', 30_000);
+    const deletes = countDeletes(env);
+    await Promise.all(eps.slice(0, 15).map((e) => env!.mock.client.endpoints.delete(e.id)));
+    expect(await ctl.resyncNow()).toBe(true);
+    await eventually(() => owned(env!) === 10, 'deleted after confirmation', 30_000);
+    expect(deletes.n).toBe(30);
+    const held = logs.lines.find(
+      (l) => l['msg'] === 'mass delete held: confirming with a second complete listing first',
+    );
+    expect(held).toMatchObject({ deletes: 30, services: 40 });
+    expect(logs.count('mass delete confirmed by a second complete listing; deleting')).toBe(1);
+    expect(ctl.status().endpoints.length).toBe(5);
+  });
+
+  it('a false endpoint.deleted removes nothing within its grace, and a listing contradicts it', async () => {
+    env = await startEnv();
+    proxy = await startApiProxy(env.mock.url);
+    const ctl = await env.startController({
+      api: { baseUrl: proxy.url },
+      bindings: { deletes: { deletedNotificationGraceSeconds: 3 } },
+    });
+    const ep = await env.createEndpoint('http://api.prod');
+    const gone = await env.createEndpoint('http://gone.prod');
+    await eventually(() => owned(env!) === 4 && ctl.status().notificationsLive, 'projected, live');
+    const deletes = countDeletes(env);
+
+    const frame = `event: endpoint.deleted\ndata: ${JSON.stringify({ endpoint: { id: ep.id, uri: ep.uri, url: ep.url } })}\n\n`;
+    expect(proxy.inject(frame)).toBeGreaterThan(0);
+    expect(await quietFor(env.writes, 1_000)).toBe(0);
+    // The next listing shows the endpoint: the notification is dropped.
+    expect(await ctl.resyncNow()).toBe(true);
+    expect(await quietFor(env.writes, 2_500)).toBe(0);
+    expect(deletes.n).toBe(0);
+    expect(ctl.status().endpoints.find((e) => e.id === ep.id)?.state).toBe('projected');
+
+    // A real deletion: the next listing confirms it at once.
+    await env.mock.client.endpoints.delete(gone.id);
+    expect(await ctl.resyncNow()).toBe(true);
+    await eventually(() => deletes.n === 2, 'gone removed');
+    expect(await env.service('prod', 'api')).toBeDefined();
+  });
+});
+
+describe('controller: ports survive a mistaken removal', () => {
+  let env: ControllerEnv | undefined;
+  afterEach(async () => {
+    await env?.close();
+    env = undefined;
+  });
+
+  it('an endpoint removed and created again within the grace gets its old forwarder port', async () => {
+    env = await startEnv();
+    const ctl = await env.startController();
+    const first = await env.createEndpoint('http://api.prod');
+    const internal = await eventually(() => env!.internalOf(first.id), 'projected');
+    const port = internal.spec?.ports?.[0]?.targetPort;
+    await env.mock.client.endpoints.delete(first.id);
+    await eventually(
+      async () => !(await env!.internalOf(first.id)) && !(await env!.service('prod', 'api')),
+      'removed',
+    );
+    const again = await env.createEndpoint('http://api.prod');
+    const back = await eventually(() => env!.internalOf(again.id), 'projected again');
+    expect(back.spec?.ports?.[0]?.targetPort).toBe(port);
+    expect(ctl.status().endpoints.find((e) => e.id === again.id)?.targetPort).toBe(port);
+  });
+});
