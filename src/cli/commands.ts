@@ -1,3 +1,4 @@
+import { checkCommand } from './check-command.js';
 import type { Command } from './command.js';
 import { controllerCommand } from './controller-command.js';
 import { demoCommand } from './demo-command.js';
@@ -14,6 +15,7 @@ export const commands: Command[] = [
   controllerCommand,
   forwarderCommand,
   statusCommand,
+  checkCommand,
   selectorCommand,
   uninstallCommand,
   mockApiCommand,

@@ -1,19 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { compileSelector } from '../binding/selector.js';
-import {
-  CONTROLLER_FLAG_PATHS,
-  applyFlagOverrides,
-  resolveControllerConfig,
-  type ControllerConfig,
-  type ControllerFlag,
-} from '../controller/config.js';
 import { startController } from '../controller/controller.js';
 import { kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, untilSignal, type Command } from './command.js';
-import { parseConfigText } from './config-text.js';
+import { loadControllerSettings } from './controller-settings.js';
 
 const usage = `Usage: endpoint-binder controller --config <file> [options]
 
@@ -67,74 +56,7 @@ Environment: ENDPOINT_BINDER_API_KEY (required), POD_NAMESPACE (default operator
 POD_NAME (events about endpoints without a Service go on this Pod).
 Exit codes: 0 stopped by a signal, 1 stopped by an error (a refused registration), 2 bad config.`;
 
-const stringFlags = Object.fromEntries(
-  Object.keys(CONTROLLER_FLAG_PATHS).map((k) => [k, { type: 'string' as const }]),
-) as Record<ControllerFlag, { type: 'string' }>;
-
-const pathFlags = z.object({
-  config: z.string().min(1).optional(),
-  kubeconfig: z.string().min(1).optional(),
-  context: z.string().min(1).optional(),
-});
-
-export interface LoadedControllerSettings {
-  config: ControllerConfig;
-  kubeconfig?: string | undefined;
-  context?: string | undefined;
-}
-
-/** Reads flags, the file and the environment into one validated config; every problem at once. */
-export async function loadControllerSettings(
-  argv: string[],
-  env: Record<string, string | undefined>,
-): Promise<LoadedControllerSettings> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        ...stringFlags,
-        config: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-  const paths = pathFlags.parse(values);
-  let raw: unknown = {};
-  if (paths.config) {
-    let text: string;
-    try {
-      text = await readFile(paths.config, 'utf8');
-    } catch (err) {
-      throw new UsageError(
-        `cannot read config file ${paths.config}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-    raw = parseConfigText(text, paths.config) ?? {};
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      throw new UsageError(`config file ${paths.config}: (root): must be a mapping`);
-    }
-  }
-  const flagValues: Partial<Record<ControllerFlag, string>> = {};
-  for (const k of Object.keys(CONTROLLER_FLAG_PATHS) as ControllerFlag[]) {
-    const v = values[k];
-    if (typeof v === 'string') flagValues[k] = v;
-  }
-  const merged = applyFlagOverrides(raw as Record<string, unknown>, flagValues);
-  const r = resolveControllerConfig(merged, env);
-  if (!r.ok) {
-    const where = paths.config ? `config (file ${paths.config} and flags)` : 'config (flags)';
-    throw new UsageError(`invalid ${where}:\n${r.errors.map((e) => `  ${e}`).join('\n')}`);
-  }
-  const sel = compileSelector(r.config.bindings.endpointSelector);
-  if (!sel.ok) throw new UsageError(`invalid config:\n  bindings.endpointSelector: ${sel.message}`);
-  return { config: r.config, kubeconfig: paths.kubeconfig, context: paths.context };
-}
+export { loadControllerSettings, type LoadedControllerSettings } from './controller-settings.js';
 
 export const controllerCommand: Command = {
   name: 'controller',

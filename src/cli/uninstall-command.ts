@@ -4,7 +4,7 @@ import { uninstall } from '../controller/uninstall.js';
 import { KubeClient, kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, type Command } from './command.js';
-import { loadControllerSettings } from './controller-command.js';
+import { loadControllerSettings } from './controller-settings.js';
 
 const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [options]
 
