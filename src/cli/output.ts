@@ -16,8 +16,7 @@ export function isBrokenPipe(err: unknown): boolean {
     typeof err === 'object' &&
     err !== null &&
     'code' in err &&
-    ((err).code === 'EPIPE' ||
-      (err).code === 'ERR_STREAM_DESTROYED')
+    (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED')
   );
 }
 
