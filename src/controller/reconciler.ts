@@ -147,6 +147,7 @@ export class Reconciler {
   private readonly blockingReads = new Set<string>();
   private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
+  private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
 
@@ -156,6 +157,11 @@ export class Reconciler {
 
   get statuses(): readonly EndpointStatus[] {
     return this.current;
+  }
+
+  /** The Services the last pass wanted, by `namespace/name` (what observed status compares the caches with). */
+  get plannedServices(): ReadonlyMap<string, Service> {
+    return this.planned;
   }
 
   /** True once a pass over a complete listing and synced caches has been applied (leader) or computed (follower). */
@@ -465,6 +471,7 @@ export class Reconciler {
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
     const statuses = withWriteErrors(desired.statuses, desired.services, failures);
     this.current = statuses;
+    this.planned = desired.services;
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');
