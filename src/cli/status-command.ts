@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { StatusDocumentSchema, formatStatusTable } from '../controller/status.js';
 import { UsageError, type Command } from './command.js';
 import { parseFlags } from './flags.js';
+import { writeOut } from './output.js';
 
 const usage = `Usage: endpoint-binder status [--url <controller http url>] [-o table|json]
 
@@ -44,7 +45,7 @@ export const statusCommand: Command = {
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
     } catch (err) {
       process.stderr.write(
-        `endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}\n`,
+        `endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}; is the controller running, and is --url its HTTP server (http.listen)?\n`,
       );
       return 1;
     }
@@ -57,7 +58,7 @@ export const statusCommand: Command = {
     const doc = StatusDocumentSchema.safeParse(json);
     if (!doc.success)
       throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
-    process.stdout.write(
+    await writeOut(
       flags.output === 'json' ? `${JSON.stringify(doc.data, null, 2)}\n` : formatStatusTable(doc.data),
     );
     return 0;
