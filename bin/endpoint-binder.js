@@ -2,7 +2,8 @@
 // `npx endpoint-binder` / `npm exec endpoint-binder` from a clone after `npm ci` (no build): the
 // TypeScript sources run through tsx (a dev dependency). A built install without sources runs dist/.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import process from 'node:process';
+import { URL, fileURLToPath } from 'node:url';
 
 const source = new URL('../src/cli/main.ts', import.meta.url);
 const built = new URL('../dist/cli/main.js', import.meta.url);
