@@ -7,12 +7,15 @@ import { writeOut } from './output.js';
 
 const usage = `Usage: endpoint-binder status [--url <controller http url>] [-o table|json]
 
-Prints every cluster-bound endpoint of the account with its projection state (projected,
-namespace-missing, name-conflict, port-conflict, invalid-url, not-selected, ports-exhausted,
-error), the reason when it is not projected, its alias and internal Service and forwarder port,
-as the running controller sees it (its /status).
+Prints every cluster-bound endpoint of the account with its state as the cluster holds it
+(projected: both Services observed as planned; pending: planned, not yet observed, with what is
+missing; or namespace-missing, name-conflict, port-conflict, invalid-url, not-selected,
+ports-exhausted, error), the reason, its alias and internal Service and forwarder port, from a
+running controller's /status. Any replica answers from its own caches; the header names the Lease
+holder and, when this replica cannot lead, why.
 
-In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder status
+In a cluster (any replica): kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder status
+Exit codes: 0 printed, 1 the controller could not be read, 2 bad flags.
 
 Options:
   --url <url>       the controller's HTTP server (default http://127.0.0.1:8080)
