@@ -40,7 +40,7 @@ export interface CheckOptions {
   timeoutMs?: number;
 }
 
-async function apiProbe(
+export async function apiProbe(
   config: ControllerConfig,
   timeoutMs: number,
 ): Promise<HttpOutcome<KubernetesOperator[]>> {
@@ -64,7 +64,7 @@ async function apiProbe(
 
 const StatusBody = z.object({ message: z.string().optional() }).loose();
 
-async function kubeGet(
+export async function kubeGet(
   t: KubeTransport,
   path: string,
   timeoutMs: number,
