@@ -49,7 +49,7 @@ describe('preflight verdict (what stops the controller, what it waits for)', () 
       /^operatorNamespace: namespace ops does not exist/,
     ],
   ] as const)('stops with one line on %s', (_name, change, line) => {
-    const v = preflightVerdict({ ...base, ...change } as PreflightObservation);
+    const v = preflightVerdict({ ...base, ...change });
     expect(v.kind).toBe('fatal');
     expect(v.kind === 'fatal' && v.line).toMatch(line);
     expect(v.kind === 'fatal' && v.line.includes('\n')).toBe(false);
@@ -64,7 +64,7 @@ describe('preflight verdict (what stops the controller, what it waits for)', () 
       { cluster: { kind: 'network', message: 'getaddrinfo ENOTFOUND k8s' }, namespaceAnswer: undefined },
     ],
   ] as const)('waits and retries on %s', (_name, change) => {
-    const v = preflightVerdict({ ...base, ...change } as PreflightObservation);
+    const v = preflightVerdict({ ...base, ...change });
     expect(v.kind).toBe('retry');
   });
 });
