@@ -367,6 +367,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
   };
 
+  /** The API's operator record is put back to the config on every resync (leader only). */
+  const repairRecordEveryResync = async (): Promise<void> => {
+    while (!signal.aborted) {
+      await clock.sleep(config.resyncIntervalSeconds * 1000, signal);
+      if (signal.aborted) return;
+      await registration.repairDrift().catch(() => []);
+    }
+  };
+
   const main = async (): Promise<void> => {
     await registration.register();
     cluster.start();
@@ -376,6 +385,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
     tasks.push(feed.run(signal));
     tasks.push(warnWhileUnableToLead());
+    tasks.push(repairRecordEveryResync());
     tasks.push(reconciler.run(signal));
     if (elector) {
       tasks.push(
@@ -418,7 +428,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       });
     },
     done,
-    resyncNow: () => (registration.operator ? feed.relist('requested', signal) : Promise.resolve(false)),
+    resyncNow: async () => {
+      if (!registration.operator) return false;
+      await registration.repairDrift().catch(() => []);
+      return feed.relist('requested', signal);
+    },
     stop() {
       stopping ??= (async () => {
         ctl.abort();
