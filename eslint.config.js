@@ -92,7 +92,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/endpoint-binder.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

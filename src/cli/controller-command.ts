@@ -2,6 +2,7 @@ import { startController } from '../controller/controller.js';
 import { kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, untilSignal, type Command } from './command.js';
+import { preflight } from './controller-preflight.js';
 import { loadControllerSettings } from './controller-settings.js';
 
 const usage = `Usage: endpoint-binder controller --config <file> [options]
@@ -75,7 +76,11 @@ Options (each overrides the file):
 
 Environment: ENDPOINT_BINDER_API_KEY (required), POD_NAMESPACE (default operator namespace),
 POD_NAME (events about endpoints without a Service go on this Pod).
-Exit codes: 0 stopped by a signal, 1 stopped by an error (a refused registration), 2 bad config.`;
+Before registering, both APIs must answer: errors waiting cannot heal (a TLS failure, 401/403 from
+either API, a missing operator namespace, a URL that is not the management API) stop it with one
+line naming the setting; others (connection refused, DNS, 5xx, 429) are retried with backoff and
+logged once a minute.
+Exit codes: 0 stopped by a signal, 1 stopped by an error (one line says which setting), 2 bad config.`;
 
 export { loadControllerSettings, type LoadedControllerSettings } from './controller-settings.js';
 
@@ -96,6 +101,20 @@ export const controllerCommand: Command = {
     } catch (err) {
       throw new UsageError(`kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
     }
+    // Registration only once both APIs answer; what waiting cannot heal stops here, one line.
+    const stopPreflight = new AbortController();
+    const onSignal = (): void => stopPreflight.abort();
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    const verdict = await preflight(config, kubeConfig, log, stopPreflight.signal);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    if (verdict.kind === 'fatal') {
+      log.error({ reason: verdict.line }, 'controller cannot start');
+      process.stderr.write(`endpoint-binder controller: ${verdict.line}\n`);
+      return 1;
+    }
+    if (stopPreflight.signal.aborted) return 0;
     const podName = process.env['POD_NAME'];
     const controller = await startController({
       config,

@@ -1,6 +1,8 @@
 import type { Command } from './command.js';
 import { UsageError, wantsHelp } from './command.js';
 import { commands } from './commands.js';
+import { describeFailure } from './failure.js';
+import { VERSION } from './version.js';
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -11,7 +13,10 @@ function overview(): string {
     'Commands:',
     ...lines,
     '',
-    'Run `endpoint-binder <command> --help` for the options of a command.',
+    'Run `endpoint-binder <command> --help` for the options of a command;',
+    '`endpoint-binder version` (or --version) prints the version.',
+    '',
+    'Exit codes: 0 success, 1 the command failed (one line says why), 2 bad flags or config.',
   ].join('\n');
 }
 
@@ -21,6 +26,10 @@ export async function runCli(argv: string[]): Promise<number> {
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(overview() + '\n');
     return name ? 0 : 2;
+  }
+  if (name === '--version' || name === 'version') {
+    process.stdout.write(`endpoint-binder ${VERSION}\n`);
+    return 0;
   }
   const command: Command | undefined = commands.find((c) => c.name === name);
   if (!command) {
@@ -39,6 +48,11 @@ export async function runCli(argv: string[]): Promise<number> {
         `endpoint-binder ${command.name}: ${err.message}\nRun \`endpoint-binder ${command.name} --help\` for usage.\n`,
       );
       return 2;
+    }
+    const line = describeFailure(err);
+    if (line !== undefined) {
+      process.stderr.write(`endpoint-binder ${command.name}: ${line}\n`);
+      return 1;
     }
     throw err;
   }

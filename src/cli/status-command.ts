@@ -3,15 +3,19 @@ import { z } from 'zod';
 import { StatusDocumentSchema, formatStatusTable } from '../controller/status.js';
 import { UsageError, type Command } from './command.js';
 import { parseFlags } from './flags.js';
+import { writeOut } from './output.js';
 
 const usage = `Usage: endpoint-binder status [--url <controller http url>] [-o table|json]
 
-Prints every cluster-bound endpoint of the account with its projection state (projected,
-namespace-missing, name-conflict, port-conflict, invalid-url, not-selected, ports-exhausted,
-error), the reason when it is not projected, its alias and internal Service and forwarder port,
-as the running controller sees it (its /status).
+Prints every cluster-bound endpoint of the account with its state as the cluster holds it
+(projected: both Services observed as planned; pending: planned, not yet observed, with what is
+missing; or namespace-missing, name-conflict, port-conflict, invalid-url, not-selected,
+ports-exhausted, error), the reason, its alias and internal Service and forwarder port, from a
+running controller's /status. Any replica answers from its own caches; the header names the Lease
+holder and, when this replica cannot lead, why.
 
-In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder status
+In a cluster (any replica): kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder status
+Exit codes: 0 printed, 1 the controller could not be read, 2 bad flags.
 
 Options:
   --url <url>       the controller's HTTP server (default http://127.0.0.1:8080)
@@ -44,7 +48,7 @@ export const statusCommand: Command = {
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
     } catch (err) {
       process.stderr.write(
-        `endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}\n`,
+        `endpoint-binder status: cannot read ${url}: ${err instanceof Error ? err.message : String(err)}; is the controller running, and is --url its HTTP server (http.listen)?\n`,
       );
       return 1;
     }
@@ -57,7 +61,7 @@ export const statusCommand: Command = {
     const doc = StatusDocumentSchema.safeParse(json);
     if (!doc.success)
       throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
-    process.stdout.write(
+    await writeOut(
       flags.output === 'json' ? `${JSON.stringify(doc.data, null, 2)}\n` : formatStatusTable(doc.data),
     );
     return 0;

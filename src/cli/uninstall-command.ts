@@ -5,6 +5,7 @@ import { KubeClient, kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, type Command } from './command.js';
 import { loadControllerSettings } from './controller-settings.js';
+import { writeOut } from './output.js';
 
 const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [options]
 
@@ -74,7 +75,7 @@ export const uninstallCommand: Command = {
         log,
         renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
       });
-      process.stdout.write(`${JSON.stringify(report)}\n`);
+      await writeOut(`${JSON.stringify(report)}\n`);
       return report.failed.length > 0 ? 1 : 0;
     } finally {
       await api?.close();

@@ -29,6 +29,8 @@ import { ControllerQueue } from './queue.js';
 import { Reconciler } from './reconciler.js';
 import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
+import { leadership as leadershipOf, type LeadershipView } from './status-leader.js';
+import { convergenceGap, observedStatuses, type ObservedStatus } from './status-observed.js';
 import { stateCounts, type StatusDocument } from './status.js';
 
 export const VERSION = '0.1.0';
@@ -289,31 +291,36 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       deleteSafety.knowledgeMaxAgeMs,
     );
   };
-  const isReady = (): boolean => {
-    if (!registration.operator) return false;
-    if (!config.bindings.enabled) return true;
-    if (!cluster.synced) return false;
-    // Leader: the first complete sync is applied. Follower: it is computed (warm and ready to lead).
-    // Either way only while what it knows of the endpoints is within the freshness bound.
-    return reconciler.caughtUp && stale() === undefined;
+  const leaseName = `${config.releaseName}-controller`;
+  const leadership = (): LeadershipView => {
+    const rec = elector?.observedRecord();
+    const nsCache = cluster.namespaces;
+    return leadershipOf({
+      enabled: elector !== undefined,
+      identity: elector?.identity ?? 'this replica',
+      leading: isLeader(),
+      lease: rec
+        ? {
+            holder: rec.holderIdentity,
+            acquireTime: rec.acquireTime,
+            renewTime: rec.renewTime,
+            leaseDurationSeconds: rec.leaseDurationSeconds,
+          }
+        : undefined,
+      lastError: elector?.lastError(),
+      namespace: config.operatorNamespace,
+      leaseName,
+      namespaceExists: nsCache.synced
+        ? nsCache.get(undefined, config.operatorNamespace) !== undefined
+        : undefined,
+      nowMs: Date.now(),
+    });
   };
-  const statusDoc = (): StatusDocument => {
-    const statuses = reconciler.statuses;
-    const operator = registration.operator;
-    const lastFullSync = feed.lastFullSync;
-    return {
-      operator: operator ? { id: operator.id, ingress: operator.binding.ingress_endpoint } : null,
-      install: { release: identity.release, operatorNamespace: identity.operatorNamespace },
-      selector: config.bindings.endpointSelector,
-      bindingsEnabled: config.bindings.enabled,
-      leader: isLeader(),
-      ready: isReady(),
-      notificationsLive: feed.live,
-      lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
-      counts: stateCounts(statuses),
-      endpoints: statuses.map((s) => ({ ...s })),
-    };
-  };
+  /** What the cluster holds, as this replica's caches see it (never the writes it issued). */
+  const observed = (): ObservedStatus[] =>
+    observedStatuses(reconciler.statuses, reconciler.plannedServices, (ref) =>
+      cluster.services.get(ref.namespace, ref.name),
+    );
   const readiness = (): ProbeResult => {
     const reasons: string[] = [];
     if (!registration.operator) {
@@ -329,21 +336,57 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         `caches of Services and Namespaces not synced yet (${cluster.unsyncedReasons().join('; ')})`,
       );
     }
-    if (config.bindings.enabled && !reconciler.caughtUp)
-      reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
-    const staleReason = config.bindings.enabled && reconciler.caughtUp ? stale() : undefined;
-    if (staleReason) reasons.push(staleReason);
+    const lead = leadership();
+    let gap = { pending: 0 } as ReturnType<typeof convergenceGap>;
+    if (config.bindings.enabled) {
+      if (!reconciler.caughtUp)
+        reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
+      const staleReason = reconciler.caughtUp ? stale() : undefined;
+      if (staleReason) reasons.push(staleReason);
+      for (const r of lead.cannotLead) reasons.push(`cannot lead: ${r}`);
+      // A leader is ready when the cluster holds what it planned (differences are reported error states).
+      if (isLeader() && reconciler.caughtUp) {
+        gap = convergenceGap(observed());
+        if (gap.pending > 0)
+          reasons.push(
+            `${gap.pending} endpoints planned but not yet observed in the cluster (e.g. ${gap.example ?? ''})`,
+          );
+      }
+    }
     const error = registration.error;
     return {
-      ok: isReady(),
+      ok: reasons.length === 0,
       reasons,
       detail: {
         registered: registration.operator !== undefined,
         ...(error ? { registrationError: error } : {}),
         cachesSynced: cluster.synced,
         leader: isLeader(),
+        leaseHolder: lead.holder,
         caughtUp: reconciler.caughtUp,
+        pending: gap.pending,
       },
+    };
+  };
+  const isReady = (): boolean => readiness().ok;
+  const statusDoc = (): StatusDocument => {
+    const statuses = observed();
+    const operator = registration.operator;
+    const lastFullSync = feed.lastFullSync;
+    const ready = readiness();
+    return {
+      operator: operator ? { id: operator.id, ingress: operator.binding.ingress_endpoint } : null,
+      install: { release: identity.release, operatorNamespace: identity.operatorNamespace },
+      selector: config.bindings.endpointSelector,
+      bindingsEnabled: config.bindings.enabled,
+      leader: isLeader(),
+      leadership: leadership(),
+      ready: ready.ok,
+      notReadyReasons: ready.reasons,
+      notificationsLive: feed.live,
+      lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
+      counts: stateCounts(statuses),
+      endpoints: statuses.map((s) => ({ ...s })),
     };
   };
   const listenAt = parseHostPort(config.http.listen, { allowZero: true, allowEmptyHost: true });
@@ -360,6 +403,35 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const done = new Promise<Error | undefined>((r) => (resolveDone = r));
   const tasks: Promise<unknown>[] = [];
 
+  /** A replica that cannot lead says why: at once when the reason changes, then at least once a minute. */
+  const warnWhileUnableToLead = async (): Promise<void> => {
+    let last = '';
+    let lastAt = -Infinity;
+    while (!signal.aborted) {
+      const reasons = leadership().cannotLead;
+      const text = reasons.join('; ');
+      if (text && (text !== last || clock.now() - lastAt >= 60_000)) {
+        log.warn({ reasons }, 'this replica cannot lead');
+        lastAt = clock.now();
+      }
+      last = text;
+      try {
+        await clock.sleep(5_000, signal);
+      } catch {
+        return;
+      }
+    }
+  };
+
+  /** The API's operator record is put back to the config on every resync (leader only). */
+  const repairRecordEveryResync = async (): Promise<void> => {
+    while (!signal.aborted) {
+      await clock.sleep(config.resyncIntervalSeconds * 1000, signal);
+      if (signal.aborted) return;
+      await registration.repairDrift().catch(() => []);
+    }
+  };
+
   const main = async (): Promise<void> => {
     await registration.register();
     if (!config.bindings.enabled) {
@@ -369,6 +441,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
     cluster.start();
     tasks.push(feed.run(signal));
+    tasks.push(warnWhileUnableToLead());
+    tasks.push(repairRecordEveryResync());
     tasks.push(reconciler.run(signal));
     if (elector) {
       tasks.push(
@@ -411,7 +485,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       });
     },
     done,
-    resyncNow: () => (registration.operator ? feed.relist('requested', signal) : Promise.resolve(false)),
+    resyncNow: async () => {
+      if (!registration.operator) return false;
+      await registration.repairDrift().catch(() => []);
+      return feed.relist('requested', signal);
+    },
     stop() {
       stopping ??= (async () => {
         ctl.abort();

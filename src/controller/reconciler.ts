@@ -199,6 +199,7 @@ export class Reconciler {
   private unanchoredReported = new Set<string>();
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
+  private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
   private pendingConfirmation: PendingConfirmation | undefined;
@@ -211,6 +212,11 @@ export class Reconciler {
 
   get statuses(): readonly EndpointStatus[] {
     return this.current;
+  }
+
+  /** The Services the last pass wanted, by `namespace/name` (what observed status compares the caches with). */
+  get plannedServices(): ReadonlyMap<string, Service> {
+    return this.planned;
   }
 
   /** True once a pass over a complete listing and synced caches has been applied (leader) or computed (follower). */
@@ -621,6 +627,7 @@ export class Reconciler {
       snap.takenAt,
       this.o.portReservationMs ?? 0,
     );
+    this.planned = desired.services;
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');

@@ -40,6 +40,18 @@ export function registrationDrift(
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
+/** The record's fields a drift PATCH puts back, as the API names them. Pure. */
+export function driftFieldNames(patch: Record<string, unknown>): string[] {
+  const names: Record<string, string> = {
+    binding: 'binding.endpoint_selector',
+    enabled_features: 'enabled_features',
+    description: 'description',
+    metadata: 'metadata',
+    deployment: 'deployment.version',
+  };
+  return Object.keys(patch).map((k) => names[k] ?? k);
+}
+
 function isPermanent(err: unknown): boolean {
   return (
     err instanceof ApiError &&
@@ -254,6 +266,44 @@ export class Registration implements RegistrationHandle {
       this.lastError = err instanceof Error ? err.message : String(err);
       throw err;
     }
+  }
+
+  /**
+   * Puts the API's record back to the install's config when someone changed it there (selector,
+   * description, metadata, features): a warning names each field. Leader only; errors are left
+   * for the next resync. Returns the fields put back.
+   */
+  async repairDrift(): Promise<string[]> {
+    const current = this.current;
+    if (!current || !this.o.isLeader()) return [];
+    let op: KubernetesOperator;
+    try {
+      op = await this.o.client.kubernetesOperators.get(current.id, { signal: this.o.signal });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) await this.lost();
+      return [];
+    }
+    const patch = registrationDrift(op, this.o.spec);
+    if (!patch) {
+      this.current = op;
+      return [];
+    }
+    const fields = driftFieldNames(patch);
+    for (const field of fields) {
+      this.o.log.warn(
+        { operatorId: op.id, field },
+        'operator record changed on the API; putting it back to the install config',
+      );
+    }
+    try {
+      this.current = await this.o.client.kubernetesOperators.update(op.id, patch, { signal: this.o.signal });
+    } catch (err) {
+      this.o.log.warn(
+        { operatorId: op.id, error: err instanceof Error ? err.message : String(err) },
+        'operator record repair failed; retried on the next resync',
+      );
+    }
+    return fields;
   }
 
   lost(): Promise<void> {

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { PROJECTION_STATES, type EndpointStatus } from '../binding/types.js';
+import { PROJECTION_STATES } from '../binding/types.js';
+
+/** The states `/status` reports: the projection's, plus `pending` (planned, not yet observed in the cluster). */
+export const OBSERVED_STATES: readonly string[] = ['projected', 'pending', ...PROJECTION_STATES.slice(1)];
 
 /** What `/status` answers and `endpoint-binder status` reads (parsed with this schema on that side). */
 const ServiceRefSchema = z.object({ namespace: z.string(), name: z.string() });
@@ -10,7 +13,13 @@ export const StatusDocumentSchema = z.object({
   selector: z.string(),
   bindingsEnabled: z.boolean(),
   leader: z.boolean(),
+  /** Who holds the Lease (as this replica last saw it) and since when; why this replica cannot lead. */
+  leadership: z
+    .object({ holder: z.string().nullable(), since: z.string().nullable(), cannotLead: z.array(z.string()) })
+    .optional(),
   ready: z.boolean(),
+  /** Why not ready (the `/readyz` reasons). */
+  notReadyReasons: z.array(z.string()).optional(),
   notificationsLive: z.boolean(),
   lastFullSync: z.string().nullable(),
   counts: z.record(z.string(), z.number()),
@@ -18,7 +27,7 @@ export const StatusDocumentSchema = z.object({
     z.object({
       id: z.string(),
       url: z.string(),
-      state: z.enum(PROJECTION_STATES as [string, ...string[]]),
+      state: z.enum(OBSERVED_STATES as [string, ...string[]]),
       reason: z.string(),
       internalService: ServiceRefSchema.optional(),
       aliasService: ServiceRefSchema.optional(),
@@ -28,7 +37,7 @@ export const StatusDocumentSchema = z.object({
 });
 export type StatusDocument = z.infer<typeof StatusDocumentSchema>;
 
-export function stateCounts(statuses: readonly EndpointStatus[]): Record<string, number> {
+export function stateCounts(statuses: readonly { state: string }[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const s of statuses) counts[s.state] = (counts[s.state] ?? 0) + 1;
   return counts;
@@ -49,7 +58,7 @@ function pad(rows: string[][]): string {
 /** The table `endpoint-binder status` prints: one line per endpoint, then a summary. Pure. */
 export function formatStatusTable(doc: StatusDocument): string {
   const header = ['ENDPOINT', 'URL', 'STATE', 'ALIAS', 'INTERNAL SERVICE', 'TARGET PORT', 'REASON'];
-  const order = new Map<string, number>(PROJECTION_STATES.map((s, i) => [s, i]));
+  const order = new Map<string, number>(OBSERVED_STATES.map((s, i) => [s, i]));
   const sorted = [...doc.endpoints].sort(
     (a, b) => (order.get(a.state) ?? 0) - (order.get(b.state) ?? 0) || a.url.localeCompare(b.url),
   );
@@ -62,12 +71,21 @@ export function formatStatusTable(doc: StatusDocument): string {
     e.targetPort !== undefined ? String(e.targetPort) : '-',
     e.reason || '-',
   ]);
-  const summary = PROJECTION_STATES.map((s): [string, number] => [s, doc.counts[s] ?? 0])
+  const summary = OBSERVED_STATES.map((s): [string, number] => [s, doc.counts[s] ?? 0])
     .filter(([, n]) => n > 0)
     .map(([s, n]) => `${n} ${s}`)
     .join(', ');
+  const l = doc.leadership;
+  const role = doc.leader
+    ? 'leader (this replica writes)'
+    : `follower (writes happen on the leader${l?.holder ? ` ${l.holder}` : ''})`;
   const head = [
-    `operator: ${doc.operator?.id ?? '(not registered yet)'}   install: ${doc.install.release} in ${doc.install.operatorNamespace}   ${doc.leader ? 'leader' : 'follower'}   ${doc.ready ? 'ready' : 'not ready'}`,
+    `operator: ${doc.operator?.id ?? '(not registered yet)'}   install: ${doc.install.release} in ${doc.install.operatorNamespace}   ${role}   ${doc.ready ? 'ready' : 'not ready'}`,
+    ...(l
+      ? [`lease: ${l.holder ? `held by ${l.holder}${l.since ? ` since ${l.since}` : ''}` : 'held by nobody'}`]
+      : []),
+    ...(l?.cannotLead ?? []).map((r) => `cannot lead: ${r}`),
+    ...(!doc.ready ? (doc.notReadyReasons ?? []).map((r) => `not ready: ${r}`) : []),
     `selector: ${doc.selector}${doc.bindingsEnabled ? '' : '   (bindings disabled)'}`,
     `notifications: ${doc.notificationsLive ? 'live' : 'down (polling)'}   last full sync: ${doc.lastFullSync ?? 'never'}`,
     '',

@@ -8,7 +8,14 @@ import { describeError } from '../errors.js';
 import { kubeMetrics, type KubeMetrics } from '../metrics.js';
 import { KubeTransport } from '../transport.js';
 import { LeaseLock, type LockedRecord } from './lease-lock.js';
-import { claimRecord, decide, observe, releaseRecord, type Observation } from './record.js';
+import {
+  claimRecord,
+  decide,
+  observe,
+  releaseRecord,
+  type LeaderElectionRecord,
+  type Observation,
+} from './record.js';
 import { linkedSignal } from './signals.js';
 import { LeadershipTerm } from './term.js';
 
@@ -87,6 +94,7 @@ export class LeaderElector {
   private runCtl: AbortController | undefined;
   private running: Promise<ElectorOutcome> | undefined;
   private releaseRequested = false;
+  private lastAttemptError: ReturnType<typeof describeError> | undefined;
 
   constructor(private readonly opts: LeaderElectorOptions) {
     if (!opts.transport && !opts.kubeConfig) throw new Error('LeaderElector needs kubeConfig or transport');
@@ -129,6 +137,16 @@ export class LeaderElector {
   /** The holder we last observed (may be us), or undefined. */
   leader(): string | undefined {
     return this.observed?.record.holderIdentity || undefined;
+  }
+
+  /** The Lease record we last observed, or undefined (for status: who leads, since when). */
+  observedRecord(): LeaderElectionRecord | undefined {
+    return this.observed?.record;
+  }
+
+  /** Why the last attempt to read or write the Lease failed; undefined after a success. */
+  lastError(): ReturnType<typeof describeError> | undefined {
+    return this.lastAttemptError;
   }
 
   /** Campaigns, leads, and resolves when leadership ends or `signal` aborts. */
@@ -295,6 +313,7 @@ export class LeaderElector {
     const leaseDurationMs = this.timing.leaseDurationMs;
     try {
       const cur = await this.lock.get(signal);
+      this.lastAttemptError = undefined;
       if (!cur) {
         const created = await this.lock.create(
           claimRecord(undefined, this.identity, this.clock.now(), leaseDurationMs),
@@ -318,6 +337,7 @@ export class LeaderElector {
       return { held: true };
     } catch (err) {
       const d = describeError(err);
+      this.lastAttemptError = d;
       const leading = this.term?.holds() ?? false;
       this.log.debug({ ...d, leading }, 'leader election attempt failed');
       if (leading && d.errorKind !== 'conflict') this.log.warn({ ...d }, 'leader election renew failed');

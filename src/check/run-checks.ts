@@ -1,0 +1,333 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { request } from 'undici';
+import { z } from 'zod';
+import { ApiError, ManagementClient } from '../api/client/index.js';
+import type { KubernetesOperator } from '../api/schemas/operator.js';
+import { VERSION } from '../controller/controller.js';
+import type { ControllerConfig } from '../controller/config.js';
+import type { RegistrationSpec } from '../controller/registration.js';
+import { KubeTransport, kinds, objectPath } from '../kube/index.js';
+import { LeaseSchema } from '../kube/objects.js';
+import {
+  apiChecks,
+  classifyThrown,
+  clusterCheck,
+  controllerPermissions,
+  forwardersCheck,
+  leaseCheck,
+  namespaceCheck,
+  permissionCheck,
+  type HttpOutcome,
+  type PodView,
+} from './decisions.js';
+import { fail, pass, skipped, type CheckResult } from './result.js';
+
+/**
+ * The probes of `endpoint-binder check`: thin I/O, each turned into an observation that the
+ * pure functions of decisions.ts judge. Nothing here writes anything anywhere.
+ */
+
+export interface CheckOptions {
+  config: ControllerConfig;
+  /** undefined: the kubeconfig could not be loaded (`kubeconfigProblem` says why). */
+  kubeConfig: KubeConfig | undefined;
+  kubeconfigProblem?: string;
+  /** Forwarder HTTP servers to ask directly (`/readyz`) instead of listing Pods. */
+  forwarderUrls?: string[];
+  /** Label selector of the forwarder Pods. */
+  forwarderSelector: string;
+  now?: () => number;
+  timeoutMs?: number;
+}
+
+export async function apiProbe(
+  config: ControllerConfig,
+  timeoutMs: number,
+): Promise<HttpOutcome<KubernetesOperator[]>> {
+  const client = new ManagementClient({
+    baseUrl: config.api.baseUrl,
+    apiKey: config.apiKey,
+    timeoutMs: Math.min(config.api.timeoutMs, timeoutMs),
+    retry: { retries: 0 },
+  });
+  try {
+    const ops: KubernetesOperator[] = [];
+    for await (const op of client.kubernetesOperators.list({})) ops.push(op);
+    return { kind: 'ok', value: ops };
+  } catch (err) {
+    if (err instanceof ApiError) return { kind: 'status', status: err.status, message: err.msg };
+    return classifyThrown(err);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+const StatusBody = z.object({ message: z.string().optional() }).loose();
+
+export async function kubeGet(
+  t: KubeTransport,
+  path: string,
+  timeoutMs: number,
+): Promise<HttpOutcome<{ status: number; body: string }>> {
+  try {
+    const res = await t.request({ path, timeoutMs });
+    if (res.status >= 200 && res.status < 300) return { kind: 'ok', value: res };
+    let message = `HTTP ${res.status}`;
+    try {
+      message = StatusBody.parse(JSON.parse(res.body)).message ?? message;
+    } catch {
+      // not a Status body; the code says enough
+    }
+    return { kind: 'status', status: res.status, message };
+  } catch (err) {
+    return classifyThrown(err);
+  }
+}
+
+const AccessReviewAnswer = z.object({ status: z.object({ allowed: z.boolean() }).loose() }).loose();
+const SelfReviewAnswer = z
+  .object({ status: z.object({ userInfo: z.object({ username: z.string().optional() }).loose() }).loose() })
+  .loose();
+
+async function mayI(t: KubeTransport, attrs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+  const res = await t.json(
+    {
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: attrs },
+      },
+      timeoutMs,
+    },
+    AccessReviewAnswer,
+  );
+  return res.status.allowed;
+}
+
+async function whoAmI(t: KubeTransport, timeoutMs: number): Promise<string | undefined> {
+  try {
+    const res = await t.json(
+      {
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        timeoutMs,
+      },
+      SelfReviewAnswer,
+    );
+    return res.status.userInfo.username;
+  } catch {
+    return undefined;
+  }
+}
+
+const NamespaceAnswer = z
+  .object({ status: z.object({ phase: z.string().optional() }).loose().optional() })
+  .loose();
+const PodList = z.object({
+  items: z.array(
+    z
+      .object({
+        metadata: z.object({ name: z.string() }).loose(),
+        status: z
+          .object({
+            conditions: z
+              .array(
+                z.object({ type: z.string(), status: z.string(), message: z.string().optional() }).loose(),
+              )
+              .optional(),
+          })
+          .loose()
+          .optional(),
+      })
+      .loose(),
+  ),
+});
+const ReadyzBody = z.object({ ready: z.boolean(), reasons: z.array(z.string()).default([]) }).loose();
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function forwarderPods(
+  t: KubeTransport,
+  ns: string,
+  selector: string,
+  timeoutMs: number,
+): Promise<{ pods: PodView[] } | { error: string }> {
+  try {
+    const res = await t.json(
+      { path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: selector }, timeoutMs },
+      PodList,
+    );
+    return {
+      pods: res.items.map((p) => {
+        const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+        return {
+          name: p.metadata.name,
+          ready: ready?.status === 'True',
+          ...(ready?.message ? { why: ready.message } : {}),
+        };
+      }),
+    };
+  } catch (err) {
+    return { error: errorText(err) };
+  }
+}
+
+async function forwarderReadyz(urls: string[], timeoutMs: number): Promise<{ pods: PodView[] }> {
+  const pods = await Promise.all(
+    urls.map(async (u): Promise<PodView> => {
+      const url = `${u.replace(/\/$/, '')}/readyz`;
+      try {
+        const res = await request(url, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+        const body = ReadyzBody.safeParse(JSON.parse(await res.body.text()));
+        if (!body.success)
+          return { name: u, ready: false, why: `${url} did not answer a readiness document` };
+        return {
+          name: u,
+          ready: body.data.ready,
+          ...(body.data.reasons.length ? { why: body.data.reasons.join('; ') } : {}),
+        };
+      } catch (err) {
+        return { name: u, ready: false, why: `${url}: ${errorText(err)}` };
+      }
+    }),
+  );
+  return { pods };
+}
+
+/** Runs every check in order; a check whose prerequisite failed is listed as not run. */
+export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
+  const { config } = opts;
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const ns = config.operatorNamespace;
+  const leaseName = `${config.releaseName}-controller`;
+  const spec: RegistrationSpec = {
+    name: config.releaseName,
+    namespace: ns,
+    version: VERSION,
+    description: config.registration.description,
+    metadata: config.registration.metadata,
+    bindingsEnabled: config.bindings.enabled,
+    endpointSelector: config.bindings.endpointSelector,
+  };
+  const results: CheckResult[] = [];
+  results.push(...apiChecks(config.api.baseUrl, await apiProbe(config, timeoutMs), spec));
+
+  const perms = controllerPermissions(ns, leaseName);
+  const clusterDependent = async (because: string): Promise<CheckResult[]> => [
+    ...perms
+      .map((p) => permissionCheck(p, { error: because }, ''))
+      .map((r) => skipped(r.id, r.title, because)),
+    skipped('cluster.namespace', `operator namespace "${ns}" exists`, because),
+    skipped('cluster.lease', `Lease ${ns}/${leaseName} held and renewed recently`, because),
+    ...(opts.forwarderUrls?.length
+      ? [forwardersCheck(ns, opts.forwarderSelector, await forwarderReadyz(opts.forwarderUrls, timeoutMs))]
+      : [skipped('forwarders.ready', 'forwarder pods ready with every port bound', because)]),
+  ];
+
+  const kc = opts.kubeConfig;
+  if (!kc) {
+    results.push(
+      fail('cluster.reachable', 'Kubernetes API reachable', opts.kubeconfigProblem ?? 'no kubeconfig'),
+      ...(await clusterDependent('no Kubernetes configuration')),
+    );
+    return results;
+  }
+  const t = new KubeTransport(kc, { timeoutMs });
+  const server = kc.getCurrentCluster()?.server ?? '(no server)';
+  const version = await kubeGet(t, '/version', timeoutMs);
+  const reach = clusterCheck(server, version);
+  results.push(reach);
+  if (reach.status !== 'ok') {
+    results.push(...(await clusterDependent('the Kubernetes API is not reachable')));
+    return results;
+  }
+
+  const who = (await whoAmI(t, timeoutMs)) ?? 'this identity';
+  for (const p of perms) {
+    try {
+      const denied: string[] = [];
+      for (const verb of p.verbs) {
+        const attrs: Record<string, string> = { verb, group: p.group, resource: p.resource };
+        if (p.namespace) attrs['namespace'] = p.namespace;
+        if (p.name) attrs['name'] = p.name;
+        if (!(await mayI(t, attrs, timeoutMs))) denied.push(verb);
+      }
+      results.push(permissionCheck(p, { denied }, who));
+    } catch (err) {
+      results.push(permissionCheck(p, { error: errorText(err) }, who));
+    }
+  }
+
+  const nsAnswer = await kubeGet(t, `/api/v1/namespaces/${ns}`, timeoutMs);
+  if (nsAnswer.kind === 'ok') {
+    const phase = NamespaceAnswer.safeParse(JSON.parse(nsAnswer.value.body));
+    results.push(
+      namespaceCheck(ns, {
+        phase: phase.success && phase.data.status?.phase === 'Terminating' ? 'Terminating' : 'Active',
+      }),
+    );
+  } else if (nsAnswer.kind === 'status' && nsAnswer.status === 404) {
+    results.push(namespaceCheck(ns, { phase: 'absent' }));
+  } else {
+    results.push(namespaceCheck(ns, { error: 'message' in nsAnswer ? nsAnswer.message : 'unknown' }));
+  }
+
+  const nsLine = results[results.length - 1]!;
+  if (nsLine.status !== 'ok') {
+    // Nothing can live in a namespace that is not there: one failure, not three.
+    const because = `operator namespace "${ns}" is missing`;
+    results.push(skipped('cluster.lease', `Lease ${ns}/${leaseName} held and renewed recently`, because));
+    results.push(
+      opts.forwarderUrls?.length
+        ? forwardersCheck(ns, opts.forwarderSelector, await forwarderReadyz(opts.forwarderUrls, timeoutMs))
+        : skipped('forwarders.ready', 'forwarder pods ready with every port bound', because),
+    );
+    return results;
+  }
+  if (!config.leaderElection.enabled) {
+    results.push(pass('cluster.lease', 'leader election disabled (leaderElection.enabled: false)'));
+  } else {
+    const leaseAnswer = await kubeGet(t, objectPath(kinds.lease, ns, leaseName), timeoutMs);
+    if (leaseAnswer.kind === 'ok') {
+      const lease = LeaseSchema.safeParse(JSON.parse(leaseAnswer.value.body));
+      const s = lease.success ? (lease.data.spec ?? {}) : {};
+      results.push(
+        leaseCheck(
+          ns,
+          leaseName,
+          {
+            lease: {
+              holder: s.holderIdentity ?? '',
+              renewTime: s.renewTime ?? undefined,
+              leaseDurationSeconds: s.leaseDurationSeconds ?? config.leaderElection.leaseDurationSeconds,
+            },
+          },
+          now(),
+        ),
+      );
+    } else if (leaseAnswer.kind === 'status' && leaseAnswer.status === 404) {
+      results.push(leaseCheck(ns, leaseName, { lease: undefined }, now()));
+    } else {
+      results.push(
+        leaseCheck(ns, leaseName, { error: 'message' in leaseAnswer ? leaseAnswer.message : '' }, now()),
+      );
+    }
+  }
+
+  results.push(
+    forwardersCheck(
+      ns,
+      opts.forwarderSelector,
+      opts.forwarderUrls?.length
+        ? await forwarderReadyz(opts.forwarderUrls, timeoutMs)
+        : await forwarderPods(t, ns, opts.forwarderSelector, timeoutMs),
+    ),
+  );
+  return results;
+}
