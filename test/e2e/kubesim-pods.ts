@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Kubesim } from '../../src/kubesim/index.js';
@@ -42,6 +42,12 @@ export const podTemplateSchema = z.object({
         z.object({
           name: z.string(),
           configMap: z.object({ name: z.string() }).optional(),
+          secret: z
+            .object({
+              secretName: z.string(),
+              items: z.array(z.object({ key: z.string(), path: z.string() })).optional(),
+            })
+            .optional(),
         }),
       )
       .default([]),
@@ -82,20 +88,42 @@ export async function runPod(
   mkdirSync(dir, { recursive: true });
   const core = sim.kubeConfig().makeApiClient((await import('@kubernetes/client-node')).CoreV1Api);
 
-  let args = [...container.args];
+  // ConfigMap and Secret volumes are written to directories; every path into a mount, in the
+  // args and in the files written from ConfigMaps (config files name the Secret files), is
+  // rewritten to point there.
+  const mounts: { mountPath: string; target: string }[] = [];
+  const configFiles: string[] = [];
   for (const mount of container.volumeMounts) {
     const volume = template.spec.volumes.find((v) => v.name === mount.name);
-    if (!volume?.configMap) continue;
-    const cm = configMapSchema.parse(
-      await core.readNamespacedConfigMap({ namespace, name: volume.configMap.name }),
-    );
     const target = join(dir, 'volumes', mount.name);
-    mkdirSync(target, { recursive: true });
-    for (const [k, v] of Object.entries(cm.data)) writeFileSync(join(target, k), v);
-    args = args.map((a) =>
-      a.startsWith(`${mount.mountPath}/`) ? join(target, a.slice(mount.mountPath.length + 1)) : a,
-    );
+    if (volume?.configMap) {
+      const cm = configMapSchema.parse(
+        await core.readNamespacedConfigMap({ namespace, name: volume.configMap.name }),
+      );
+      mkdirSync(target, { recursive: true });
+      for (const [k, v] of Object.entries(cm.data)) {
+        writeFileSync(join(target, k), v);
+        configFiles.push(join(target, k));
+      }
+    } else if (volume?.secret) {
+      const secret = secretSchema.parse(
+        await core.readNamespacedSecret({ namespace, name: volume.secret.secretName }),
+      );
+      mkdirSync(target, { recursive: true });
+      const items = volume.secret.items ?? Object.keys(secret.data).map((key) => ({ key, path: key }));
+      for (const item of items) {
+        const b64 = secret.data[item.key];
+        if (b64 === undefined)
+          throw new Error(`${name}: secret ${volume.secret.secretName} has no key ${item.key}`);
+        writeFileSync(join(target, item.path), Buffer.from(b64, 'base64'));
+      }
+    } else continue;
+    mounts.push({ mountPath: mount.mountPath, target });
   }
+  const rewrite = (text: string): string =>
+    mounts.reduce((t, m) => t.split(`${m.mountPath}/`).join(`${m.target}/`), text);
+  const args = container.args.map(rewrite);
+  for (const file of configFiles) writeFileSync(file, rewrite(readFileSync(file, 'utf8')));
 
   const env: Record<string, string> = {};
   for (const e of container.env) {
