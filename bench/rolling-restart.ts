@@ -340,7 +340,12 @@ async function main(): Promise<void> {
       if (child.exitCode !== null)
         throw new Error(`${name} exited with ${child.exitCode} before it was ready`);
       if (await probeReady(host, httpPort)) break;
-      if (Date.now() - t0 > 60_000) throw new Error(`${name}: /readyz not 200 within 60 s`);
+      if (Date.now() - t0 > 180_000) {
+        const body = await fetch(`http://${host}:${httpPort}/readyz`, { signal: AbortSignal.timeout(3000) })
+          .then((r) => r.text())
+          .catch((err: unknown) => String(err));
+        throw new Error(`${name}: /readyz not 200 within 180 s: ${body}`);
+      }
       await sleep(100);
     }
     const r: Replica = { name, host, httpPort, child, exited, ready: false, polling: false, misses: 0 };
