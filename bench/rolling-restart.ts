@@ -149,6 +149,9 @@ interface Replica {
   polling: boolean;
   /** Consecutive failed polls: unready in the balancer's view at `--failures`, as failureThreshold. */
   misses: number;
+  /** When the balancer stopped choosing it, and when it was sent SIGTERM (ms since the epoch). */
+  droppedAt?: number;
+  termAt?: number;
 }
 
 /** The Service model: round robin over the replicas whose last /readyz poll answered 200. */
@@ -165,7 +168,10 @@ class Balancer {
         void probeReady(r.host, r.httpPort).then((ok) => {
           r.misses = ok ? 0 : r.misses + 1;
           if (ok) r.ready = true;
-          else if (r.misses >= failureThreshold) r.ready = false;
+          else if (r.misses >= failureThreshold && r.ready) {
+            r.ready = false;
+            r.droppedAt = Date.now();
+          }
           r.polling = false;
         });
       }
@@ -405,12 +411,13 @@ async function main(): Promise<void> {
       await startReplica();
       const sent = Date.now();
       victim.child.kill('SIGTERM');
+      victim.termAt = sent;
       // Readiness must go false at once: the first probe after the signal.
       await sleep(50);
       const unready = !(await probeReady(victim.host, victim.httpPort));
       void victim.exited.then((code) => {
         steps.push(
-          `round ${round}: ${victim.name} SIGTERM -> ${unready ? 'unready at once' : 'STILL READY after 50 ms'}, exited ${code} after ${((Date.now() - sent) / 1000).toFixed(1)} s`,
+          `round ${round}: ${victim.name} SIGTERM -> ${unready ? 'unready at once' : 'STILL READY after 50 ms'}, exited ${code} after ${((Date.now() - sent) / 1000).toFixed(1)} s; the balancer dropped it ${victim.droppedAt === undefined ? 'never' : `${((victim.droppedAt - sent) / 1000).toFixed(1)} s`} after SIGTERM (drain delay ${args.delay} s)`,
         );
         balancer.remove(victim);
       });
