@@ -126,10 +126,7 @@ function ago(ms: number): string {
  * The data-path cell `status` shows: the later of the last success and the last failure, e.g.
  * `ok 2s ago`, `upstream refused (ERR_730) 5s ago`, `no traffic yet`.
  */
-export function dataPathText(
-  h: Pick<UrlHealth, 'lastSuccessAt' | 'lastFailure'>,
-  now: number,
-): string {
+export function dataPathText(h: Pick<UrlHealth, 'lastSuccessAt' | 'lastFailure'>, now: number): string {
   const s = h.lastSuccessAt;
   const f = h.lastFailure;
   if (s === undefined && f === undefined) return 'no traffic yet';

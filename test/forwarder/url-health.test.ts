@@ -10,7 +10,11 @@ const URL_A = 'tcp://db.prod:5432';
 const URL_B = 'http://web.shop:80';
 const T0 = Date.UTC(2026, 10, 24, 22, 0, 0);
 const ok: DialResult = { ok: true };
-const refused: DialResult = { ok: false, code: 'ERR_730', message: 'upstream 127.0.0.1:1 refused the connection' };
+const refused: DialResult = {
+  ok: false,
+  code: 'ERR_730',
+  message: 'upstream 127.0.0.1:1 refused the connection',
+};
 
 describe('UrlHealthRecorder', () => {
   it.each([
@@ -18,7 +22,10 @@ describe('UrlHealthRecorder', () => {
     { name: 'one success', events: [[ok, T0]], at: T0 + 2_000, want: 'ok 2s ago', s: 1, f: 0 },
     {
       name: 'refusal after success',
-      events: [[ok, T0], [refused, T0 + 1_000]],
+      events: [
+        [ok, T0],
+        [refused, T0 + 1_000],
+      ],
       at: T0 + 6_000,
       want: 'upstream refused (ERR_730) 5s ago',
       s: 1,
@@ -26,7 +33,10 @@ describe('UrlHealthRecorder', () => {
     },
     {
       name: 'success after refusal',
-      events: [[refused, T0], [ok, T0 + 1_000]],
+      events: [
+        [refused, T0],
+        [ok, T0 + 1_000],
+      ],
       at: T0 + 3_000,
       want: 'ok 2s ago',
       s: 1,
@@ -50,7 +60,11 @@ describe('UrlHealthRecorder', () => {
     },
     {
       name: 'counts leave the window',
-      events: [[ok, T0], [refused, T0 + 60_000], [ok, T0 + WINDOW_MINUTES * 60_000]],
+      events: [
+        [ok, T0],
+        [refused, T0 + 60_000],
+        [ok, T0 + WINDOW_MINUTES * 60_000],
+      ],
       at: T0 + WINDOW_MINUTES * 60_000,
       want: 'ok 0s ago',
       s: 1,
