@@ -56,8 +56,13 @@ function pad(rows: string[][]): string {
 }
 
 /** The table `endpoint-binder status` prints: one line per endpoint, then a summary. Pure. */
-export function formatStatusTable(doc: StatusDocument): string {
+export function formatStatusTable(
+  doc: StatusDocument,
+  /** The forwarders' data-path observations (`status --forwarder-url`): a DATA PATH column and header notes. */
+  dataPath?: { cells: ReadonlyMap<string, string>; notes: readonly string[] },
+): string {
   const header = ['ENDPOINT', 'URL', 'STATE', 'ALIAS', 'INTERNAL SERVICE', 'TARGET PORT', 'REASON'];
+  if (dataPath) header.push('DATA PATH');
   const order = new Map<string, number>(OBSERVED_STATES.map((s, i) => [s, i]));
   const sorted = [...doc.endpoints].sort(
     (a, b) => (order.get(a.state) ?? 0) - (order.get(b.state) ?? 0) || a.url.localeCompare(b.url),
@@ -70,6 +75,7 @@ export function formatStatusTable(doc: StatusDocument): string {
     e.internalService ? `${e.internalService.namespace}/${e.internalService.name}` : '-',
     e.targetPort !== undefined ? String(e.targetPort) : '-',
     e.reason || '-',
+    ...(dataPath ? [dataPath.cells.get(e.id) ?? '-'] : []),
   ]);
   const summary = OBSERVED_STATES.map((s): [string, number] => [s, doc.counts[s] ?? 0])
     .filter(([, n]) => n > 0)
@@ -88,6 +94,7 @@ export function formatStatusTable(doc: StatusDocument): string {
     ...(!doc.ready ? (doc.notReadyReasons ?? []).map((r) => `not ready: ${r}`) : []),
     `selector: ${doc.selector}${doc.bindingsEnabled ? '' : '   (bindings disabled)'}`,
     `notifications: ${doc.notificationsLive ? 'live' : 'down (polling)'}   last full sync: ${doc.lastFullSync ?? 'never'}`,
+    ...(dataPath?.notes ?? []),
     '',
   ];
   const body =

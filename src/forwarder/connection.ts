@@ -19,6 +19,7 @@ import type { DialGate, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
+import type { DialResult } from './url-health.js';
 
 export type Outcome =
   /** Both directions ended normally. */
@@ -78,6 +79,8 @@ export interface ConnectionContext {
   turnedAway?: TurnedAway;
   /** Jitter source for retry delays; default Math.random. */
   random?: () => number;
+  /** Told once per connection that reached a dial: streaming, or the final failure (data-path health). */
+  observe?: (result: DialResult) => void;
 }
 
 function plainIp(addr: string | undefined): string | undefined {
@@ -182,6 +185,7 @@ export class ForwardedConnection {
       if (!ingress) {
         this.error = 'no binding ingress address is known (no install record yet, no ingress.address)';
         ctx.turnedAway?.record('no_ingress', ctx.port, this.error);
+        ctx.observe?.({ ok: false, message: this.error });
         this.refuse('no_ingress');
         return;
       }
@@ -197,6 +201,7 @@ export class ForwardedConnection {
         this.code = 'ERR_791';
         this.error = `no turn to dial the ingress within limits.prefaceTimeoutMs (${ctx.limits.prefaceTimeoutMs} ms)`;
         ctx.metrics.refusals.inc({ code: this.code });
+        ctx.observe?.({ ok: false, code: this.code, message: this.error });
         this.refuse('dial_failed');
         return;
       }
@@ -229,6 +234,7 @@ export class ForwardedConnection {
         if (!d.retry) {
           if (/\b(EMFILE|ENFILE)\b/.test(e.msg))
             ctx.turnedAway?.record('out_of_descriptors', ctx.port, e.msg);
+          ctx.observe?.({ ok: false, code: e.code, message: e.msg });
           this.refuse(e.fromIngress ? 'refused' : 'dial_failed');
           return;
         }
@@ -242,6 +248,7 @@ export class ForwardedConnection {
         resetSocket(socket);
         return;
       }
+      ctx.observe?.({ ok: true });
       this.pipe(socket);
       return;
     }

@@ -35,6 +35,8 @@ import { resolveIngressAddress, type IngressAddress } from './ingress-address.js
 import { ListenerSet, type ListenerStatus } from './listeners.js';
 import { forwarderMetrics } from './metrics.js';
 import { TurnedAway } from './turned-away.js';
+import { forwarderStatus } from './forwarder-status.js';
+import { UrlHealthRecorder } from './url-health.js';
 
 export interface Readiness {
   ready: boolean;
@@ -145,6 +147,9 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const descriptorLimit = await openFilesLimit();
   const listen = splitListen(config.http.listen);
   const turnedAway = new TurnedAway(metrics, log);
+  const urlHealth = new UrlHealthRecorder();
+  /** Label sets of `urlDials` in use, so the series of a removed listener can be removed with it. */
+  const urlSeries = new Map<string, { port: string; url: string; result: string }>();
 
   let shuttingDown = false;
   let ingress: IngressAddress = {
@@ -238,6 +243,12 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     turnedAway,
     ...(descriptorLimit !== undefined ? { descriptorLimit } : {}),
     onStateChange: () => publishReady(),
+    observe: (port, url, result) => {
+      urlHealth.record(url, result, Date.now());
+      const labels = { port: String(port), url, result: result.ok ? 'ok' : (result.code ?? 'no_ingress') };
+      urlSeries.set(JSON.stringify(labels), labels);
+      metrics.urlDials.inc(labels);
+    },
   });
 
   const cacheCommon = {
@@ -301,6 +312,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       for (const p of desired.problems) logProblem(log, p);
     }
     listeners.reconcile(desired.routes);
+    forgetRemovedUrls();
     publishReady();
   };
   // Cache events come in bursts (initial list, relists); one reconcile per turn of the loop.
@@ -329,6 +341,16 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
         reasons.push(`port ${l.port} (${l.url}) ${l.state}${l.error ? `: ${l.error}` : ''}`);
     }
     return { ready: reasons.length === 0, reasons };
+  }
+  function forgetRemovedUrls(): void {
+    const served = listeners.status();
+    urlHealth.retain(served.map((l) => l.url));
+    const live = new Set(served.map((l) => `${l.port} ${l.url}`));
+    for (const [key, labels] of urlSeries) {
+      if (live.has(`${labels.port} ${labels.url}`)) continue;
+      metrics.urlDials.remove(labels);
+      urlSeries.delete(key);
+    }
   }
   function publishReady(): void {
     metrics.ready.set(readiness().ready ? 1 : 0);
@@ -394,6 +416,9 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     ready: () => {
       const r = readiness();
       return { ok: r.ready, reasons: r.reasons };
+    },
+    json: {
+      '/status': () => forwarderStatus(readiness(), listeners.status(), urlHealth, Date.now()),
     },
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);

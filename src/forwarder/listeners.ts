@@ -14,6 +14,7 @@ import type { ListenerRoute } from './desired-listeners.js';
 import { DialGate, SlotCounter } from './dial-gate.js';
 import { connectionsForDescriptors } from './fd-limit.js';
 import type { ForwarderMetrics } from './metrics.js';
+import type { DialResult } from './url-health.js';
 import type { TurnedAway } from './turned-away.js';
 
 export type ListenerState = 'binding' | 'bound' | 'failed';
@@ -49,6 +50,8 @@ export interface ListenerSetOptions {
   /** Called whenever a listener's state changes (readiness may have changed). */
   onStateChange?: () => void;
   random?: () => number;
+  /** Told the data-path result of each connection that reached a dial, with its port and URL. */
+  observe?: (port: number, url: string, result: DialResult) => void;
 }
 
 /** Rebinding a port: 100 ms doubling to 30 s; the sequence starts over after a minute without failure. */
@@ -286,6 +289,7 @@ export class ListenerSet {
       logger: opts.logger,
       turnedAway: opts.turnedAway,
       ...(opts.random ? { random: opts.random } : {}),
+      ...(opts.observe ? { observe: (r: DialResult) => opts.observe!(l.port, l.route.url, r) } : {}),
     });
     l.conns.add(conn);
     const fdCap =

@@ -13,6 +13,7 @@ export interface ForwarderMetrics {
   dialsWaiting: Gauge;
   authtokenReloads: Counter<'result'>;
   ready: Gauge;
+  urlDials: Counter<'port' | 'url' | 'result'>;
 }
 
 const perRegistry = new WeakMap<Registry, ForwarderMetrics>();
@@ -85,6 +86,12 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     ready: new Gauge({
       name: 'endpoint_binder_forwarder_ready',
       help: '1 when /readyz answers 200.',
+      registers,
+    }),
+    urlDials: new Counter({
+      name: 'endpoint_binder_forwarder_url_dials_total',
+      help: 'Client connections per endpoint URL by data-path result: ok (streaming through the ingress) or the final ERR_ code (no_ingress when no address was known). Series are removed with their listener, so they stay bounded by the URLs served.',
+      labelNames: ['port', 'url', 'result'],
       registers,
     }),
   };
