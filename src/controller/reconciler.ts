@@ -9,7 +9,7 @@ import {
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
-import { project } from '../binding/project.js';
+import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { servedEndpointIds } from '../binding/service-format.js';
 import type {
@@ -313,21 +313,27 @@ export class Reconciler {
     this.reportUnanchored(unanchored);
     const names = new NameLookup(snap.cluster.names, unanchored);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
-    const desired = project({
-      endpoints: snap.feed.endpoints,
-      select: (v) => this.o.selector.evaluate(v),
-      cluster: {
-        owned: anchored.trusted,
-        namespaces: snap.cluster.namespaces,
-        namespaceLabels: snap.cluster.namespaceLabels,
-        foreign: names,
-        recentlyFreed,
+    // In chunks: a 10,000-endpoint projection takes seconds, and lease renewal, the probes and
+    // the watches must get the event loop in between (the snapshot does not change meanwhile).
+    const desired = await projectInChunks(
+      {
+        endpoints: snap.feed.endpoints,
+        select: (v) => this.o.selector.evaluate(v),
+        cluster: {
+          owned: anchored.trusted,
+          namespaces: snap.cluster.namespaces,
+          namespaceLabels: snap.cluster.namespaceLabels,
+          foreign: names,
+          recentlyFreed,
+        },
+        config,
+        random: () => this.clock.random(),
+        portHints: this.portHints,
+        reserved: reservedPorts(this.reservations),
       },
-      config,
-      random: () => this.clock.random(),
-      portHints: this.portHints,
-      reserved: reservedPorts(this.reservations),
-    });
+      yieldToEventLoop,
+    );
+    if (signal.aborted) return;
     this.wanted = names.asked;
     // Everything the plan depends on is known before it is made: names nobody has read are read
     // first (on every replica), and the pass runs again once they are.
@@ -715,4 +721,9 @@ export class Reconciler {
       m.servicesApplied.set({ role }, applied);
     }
   }
+}
+
+/** Lets timers and I/O (lease renewal, probes, watch events) run before the next chunk. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
