@@ -385,7 +385,7 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
-    this.report(snap, desired, actions, outcomes, {
+    await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
       deferred: actions.length - ready.length,
@@ -615,13 +615,13 @@ export class Reconciler {
 
   // ---- report ----
 
-  private report(
+  private async report(
     snap: PassSnapshot,
     desired: DesiredState,
     actions: readonly PlanAction[],
     outcomes: readonly ApplyOutcome[],
     t: { planMs: number; applyMs: number; deferred: number },
-  ): void {
+  ): Promise<void> {
     const { log, metrics } = this.o;
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
     const statuses = withWriteErrors(desired.statuses, desired.services, failures);
@@ -641,7 +641,10 @@ export class Reconciler {
 
     const states = stateChanges(this.previousStates, statuses, desired.services);
     this.previousStates = states.next;
+    // A first sync of 10,000 endpoints logs 10,000 changes: hand the event loop back between chunks.
+    let logged = 0;
     for (const c of states.changes) {
+      if (++logged % 500 === 0) await yieldToEventLoop();
       log.info(
         {
           endpointId: c.status.id,
@@ -653,7 +656,11 @@ export class Reconciler {
         'endpoint state',
       );
     }
-    for (const e of states.events) this.send(e);
+    let sent = 0;
+    for (const e of states.events) {
+      if (++sent % 500 === 0) await yieldToEventLoop();
+      this.send(e);
+    }
 
     const succeeded = (o: ApplyOutcome): boolean =>
       o.result === 'created' || o.result === 'updated' || o.result === 'deleted';
