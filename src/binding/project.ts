@@ -76,7 +76,57 @@ function key(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** How many endpoints (or hostname groups) the projection handles between two yields. */
+export const PROJECTION_CHUNK = 500;
+
+/**
+ * The projection, synchronous: runs `projectionSteps` to the end without yielding. For small
+ * inputs and tests; the controller uses `projectInChunks` so a large pass does not hold the event
+ * loop (lease renewal, probes) for its whole duration.
+ */
 export function project(input: ProjectionInput): DesiredState {
+  const steps = projectionSteps(input);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * The projection, handing the event loop back every `chunk` units of work (an endpoint checked, a
+ * hostname group decided): `pause()` is awaited between chunks (the shell passes a
+ * `setImmediate` wait). The result is the same as `project()`'s: the steps are pure and the
+ * input is not read from anything that changes while paused.
+ */
+export async function projectInChunks(
+  input: ProjectionInput,
+  pause: () => Promise<void>,
+  chunk: number = PROJECTION_CHUNK,
+): Promise<DesiredState> {
+  const steps = projectionSteps(input, chunk);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await pause();
+  }
+}
+
+/**
+ * The pure projection as a generator: it yields (nothing) after every `chunk` units of work so a
+ * driver can pause there; it returns the desired state. No I/O, no clock.
+ */
+export function* projectionSteps(
+  input: ProjectionInput,
+  chunk: number = PROJECTION_CHUNK,
+): Generator<undefined, DesiredState, undefined> {
+  const every = Math.max(1, Math.floor(chunk));
+  let since = 0;
+  const tick = (units = 1): boolean => {
+    since += units;
+    if (since < every) return false;
+    since = 0;
+    return true;
+  };
   const { config, cluster } = input;
   const opns = config.identity.operatorNamespace;
   const notOurs = `is not managed by this install (release "${config.identity.release}", operator namespace "${opns}")`;
@@ -97,7 +147,7 @@ export function project(input: ProjectionInput): DesiredState {
 
   // Checks 1–3: each endpoint on its own.
   const candidates: Candidate[] = [];
-  input.endpoints.forEach((ep, index) => {
+  const checkOne = (ep: EndpointRecord, index: number): void => {
     const parsed = parseEndpointUrl(ep.url);
     if (!parsed.ok) return decide(index, 'invalid-url', `the URL "${ep.url}" is invalid: ${parsed.message}`);
     const url = parsed.value;
@@ -127,7 +177,11 @@ export function project(input: ProjectionInput): DesiredState {
       internalName: internalServiceName(ep.id),
       age: ageKey(ep.created_at, ep.id),
     });
-  });
+  };
+  for (let index = 0; index < input.endpoints.length; index++) {
+    checkOne(input.endpoints[index]!, index);
+    if (tick()) yield;
+  }
   candidates.sort((a, b) => compareAgeKeys(a.age, b.age));
 
   // Checks 4–5: the internal Service name.
@@ -201,6 +255,7 @@ export function project(input: ProjectionInput): DesiredState {
 
   const services = new Map<string, Service>();
   for (const [host, group] of groups) {
+    if (tick(group.length)) yield;
     const { name, namespace } = group[0]!.url;
     const aliasKey = key(namespace, name);
     const groupPorts: GroupPort[] = [];

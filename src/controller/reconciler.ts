@@ -9,7 +9,7 @@ import {
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
-import { project } from '../binding/project.js';
+import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { servedEndpointIds } from '../binding/service-format.js';
 import type {
@@ -313,21 +313,27 @@ export class Reconciler {
     this.reportUnanchored(unanchored);
     const names = new NameLookup(snap.cluster.names, unanchored);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
-    const desired = project({
-      endpoints: snap.feed.endpoints,
-      select: (v) => this.o.selector.evaluate(v),
-      cluster: {
-        owned: anchored.trusted,
-        namespaces: snap.cluster.namespaces,
-        namespaceLabels: snap.cluster.namespaceLabels,
-        foreign: names,
-        recentlyFreed,
+    // In chunks: a 10,000-endpoint projection takes seconds, and lease renewal, the probes and
+    // the watches must get the event loop in between (the snapshot does not change meanwhile).
+    const desired = await projectInChunks(
+      {
+        endpoints: snap.feed.endpoints,
+        select: (v) => this.o.selector.evaluate(v),
+        cluster: {
+          owned: anchored.trusted,
+          namespaces: snap.cluster.namespaces,
+          namespaceLabels: snap.cluster.namespaceLabels,
+          foreign: names,
+          recentlyFreed,
+        },
+        config,
+        random: () => this.clock.random(),
+        portHints: this.portHints,
+        reserved: reservedPorts(this.reservations),
       },
-      config,
-      random: () => this.clock.random(),
-      portHints: this.portHints,
-      reserved: reservedPorts(this.reservations),
-    });
+      yieldToEventLoop,
+    );
+    if (signal.aborted) return;
     this.wanted = names.asked;
     // Everything the plan depends on is known before it is made: names nobody has read are read
     // first (on every replica), and the pass runs again once they are.
@@ -379,7 +385,7 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
-    this.report(snap, desired, actions, outcomes, {
+    await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
       deferred: actions.length - ready.length,
@@ -609,13 +615,13 @@ export class Reconciler {
 
   // ---- report ----
 
-  private report(
+  private async report(
     snap: PassSnapshot,
     desired: DesiredState,
     actions: readonly PlanAction[],
     outcomes: readonly ApplyOutcome[],
     t: { planMs: number; applyMs: number; deferred: number },
-  ): void {
+  ): Promise<void> {
     const { log, metrics } = this.o;
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
     const statuses = withWriteErrors(desired.statuses, desired.services, failures);
@@ -635,7 +641,10 @@ export class Reconciler {
 
     const states = stateChanges(this.previousStates, statuses, desired.services);
     this.previousStates = states.next;
+    // A first sync of 10,000 endpoints logs 10,000 changes: hand the event loop back between chunks.
+    let logged = 0;
     for (const c of states.changes) {
+      if (++logged % 500 === 0) await yieldToEventLoop();
       log.info(
         {
           endpointId: c.status.id,
@@ -647,7 +656,11 @@ export class Reconciler {
         'endpoint state',
       );
     }
-    for (const e of states.events) this.send(e);
+    let sent = 0;
+    for (const e of states.events) {
+      if (++sent % 500 === 0) await yieldToEventLoop();
+      this.send(e);
+    }
 
     const succeeded = (o: ApplyOutcome): boolean =>
       o.result === 'created' || o.result === 'updated' || o.result === 'deleted';
@@ -715,4 +728,9 @@ export class Reconciler {
       m.servicesApplied.set({ role }, applied);
     }
   }
+}
+
+/** Lets timers and I/O (lease renewal, probes, watch events) run before the next chunk. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
