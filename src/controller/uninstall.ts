@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { anchorOwned } from '../binding/anchors.js';
 import type { ManagementClient } from '../api/client/index.js';
 import {
@@ -19,23 +20,30 @@ import {
   type Service,
 } from '../kube/index.js';
 import { microTime } from '../kube/leader/record.js';
+import {
+  UNINSTALLED_AT_ANNOTATION,
+  isUninstallHolder,
+  uninstallHolder,
+} from '../kube/leader/uninstall-mark.js';
 import type { Logger } from '../log/logger.js';
 
-/** The holder `uninstall` writes into the controller's Lease. */
-export const UNINSTALL_HOLDER = 'endpoint-binder-uninstall';
+export { UNINSTALLED_AT_ANNOTATION, isUninstallHolder } from '../kube/leader/uninstall-mark.js';
 /** Helm deletes the Deployments right after the hook; their pods are gone well within this. */
 export const DEFAULT_HOLD_SECONDS = 120;
 
 /**
  * Makes the running controllers stand down before anything is deleted: the uninstall takes the
- * controller's Lease (`<release>-controller`) for two minutes (`holdSeconds`). The leader sees another holder at its
- * next renewal and stops writing; at the latest its renew deadline ends its term, which is waited
- * out here. Followers see a valid lease and never take over, so nothing is re-created behind
- * the uninstall while Helm deletes the Deployments.
+ * controller's Lease (`<release>-controller`) as `uninstall/<run uid>` and marks it
+ * (`endpoint-binder.io/uninstalled-at`). A controller that sees either stands down for the life
+ * of its process (src/kube/leader/uninstall-mark.ts); the leader sees it at its next renewal, at
+ * the latest its renew deadline ends its term, which is waited out here. `releaseUninstallHold`
+ * gives the Lease up at the end, so a new install leads at once.
  */
 export async function standDownControllers(opts: {
   kube: KubeClient;
   identity: InstallIdentity;
+  /** `uninstall/<uid>`: the holder this run writes. */
+  holder: string;
   renewDeadlineMs: number;
   /** How long the uninstall holds the lease: long enough for Helm to delete the Deployments. */
   holdSeconds?: number;
@@ -48,15 +56,16 @@ export async function standDownControllers(opts: {
   const take = async (): Promise<{ previousHolder: string | undefined }> => {
     const now = microTime(Date.now());
     const live = await kube.get(kinds.lease, ns, name);
+    const mark = { [UNINSTALLED_AT_ANNOTATION]: new Date().toISOString() };
     const spec = {
-      holderIdentity: UNINSTALL_HOLDER,
+      holderIdentity: opts.holder,
       leaseDurationSeconds: opts.holdSeconds ?? DEFAULT_HOLD_SECONDS,
       acquireTime: now,
       renewTime: now,
     };
     if (!live) {
       await kube.create(kinds.lease, {
-        metadata: { name, namespace: ns },
+        metadata: { name, namespace: ns, annotations: mark },
         spec: { ...spec, leaseTransitions: 0 },
       });
       log.info({ lease: `${ns}/${name}` }, 'uninstall holds the controller lease');
@@ -65,6 +74,7 @@ export async function standDownControllers(opts: {
     const previous = live.spec?.holderIdentity || undefined;
     await kube.replace(kinds.lease, {
       ...live,
+      metadata: { ...live.metadata, annotations: { ...(live.metadata.annotations ?? {}), ...mark } },
       spec: { ...live.spec, ...spec, leaseTransitions: (live.spec?.leaseTransitions ?? 0) + 1 },
     });
     log.info(
@@ -83,11 +93,43 @@ export async function standDownControllers(opts: {
     throw err;
   }
   const previous = taken.previousHolder;
-  if (previous && previous !== UNINSTALL_HOLDER) {
+  if (previous && !isUninstallHolder(previous)) {
     // The old leader's term ends at its renew deadline at the latest.
     await (opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(opts.renewDeadlineMs + 1_000);
   }
   return taken;
+}
+
+/**
+ * Gives the Lease up when the uninstall ends: holder cleared (leaseDurationSeconds kept), the
+ * mark kept. Old controllers have stood down for good; a new install's controllers (new
+ * processes, for which the mark was already there) find no holder and lead at once. Only a Lease
+ * this run still holds is touched.
+ */
+export async function releaseUninstallHold(opts: {
+  kube: KubeClient;
+  identity: InstallIdentity;
+  holder: string;
+  log: Logger;
+}): Promise<boolean> {
+  const { kube, identity, log } = opts;
+  const name = `${identity.release}-controller`;
+  const ns = identity.operatorNamespace;
+  const released = await retryOnConflict(
+    async () => {
+      const live = await kube.get(kinds.lease, ns, name);
+      if (!live || live.spec?.holderIdentity !== opts.holder) return false;
+      const now = microTime(Date.now());
+      await kube.replace(kinds.lease, {
+        ...live,
+        spec: { ...live.spec, holderIdentity: '', acquireTime: now, renewTime: now },
+      });
+      return true;
+    },
+    { attempts: 10 },
+  );
+  if (released) log.info({ lease: `${ns}/${name}` }, 'uninstall released the controller lease');
+  return released;
 }
 
 export type UninstallPolicy = 'delete' | 'retain';
@@ -119,14 +161,39 @@ export async function uninstall(opts: {
   renewDeadlineMs?: number;
   holdSeconds?: number;
 }): Promise<UninstallReport> {
-  const { kube, identity, policy, log } = opts;
+  const { kube, identity, log } = opts;
+  const holder = uninstallHolder(randomUUID());
   await standDownControllers({
     kube,
     identity,
+    holder,
     renewDeadlineMs: opts.renewDeadlineMs ?? 10_000,
     ...(opts.holdSeconds !== undefined ? { holdSeconds: opts.holdSeconds } : {}),
     log,
   });
+  try {
+    return await applyPolicy(opts);
+  } finally {
+    // Also after a failure: the old controllers stood down for good either way, and a Lease left
+    // held would keep a retry's or a new install's controllers waiting for no one.
+    await releaseUninstallHold({ kube, identity, holder, log }).catch((err: unknown) =>
+      log.warn(
+        { error: err instanceof Error ? err.message : String(err) },
+        'uninstall could not release the controller lease',
+      ),
+    );
+  }
+}
+
+async function applyPolicy(opts: {
+  kube: KubeClient;
+  api: ManagementClient | undefined;
+  identity: InstallIdentity;
+  policy: UninstallPolicy;
+  log: Logger;
+  now?: () => Date;
+}): Promise<UninstallReport> {
+  const { kube, identity, policy, log } = opts;
   const report: UninstallReport = { policy, deleted: [], orphaned: [], failed: [], deregistered: [] };
   const { items } = await listAll({
     transport: kube.transport,

@@ -494,7 +494,8 @@ describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {
       { ...REQUIRED, bindings: { enabled: false } },
       { release: 'eb', namespace: NS },
     );
-    expect(off).toContain('Services it\nprojected before are left as they are');
+    expect(off).toContain('projected before are NOT removed nor marked orphaned');
+    expect(off).toContain('kubectl annotate svc -A -l app.kubernetes.io/managed-by=endpoint-binder,');
   });
 
   it('follows namespaces: allow entries open a denied prefix, opt-in mode needs the label', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
-import { UNINSTALL_HOLDER } from '../../src/controller/uninstall.js';
+import { UNINSTALLED_AT_ANNOTATION } from '../../src/controller/uninstall.js';
 import { KubeClient, kinds } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { captured } from '../helpers/capture-io.js';
@@ -65,6 +65,8 @@ describe('endpoint-binder uninstall', () => {
     expect(code).toBe(0);
     expect(JSON.parse(io.out().trim().split('\n').pop()!)).toMatchObject({ policy: 'retain', failed: [] });
     const lease = await new KubeClient(sim!.kubeConfig()).get(kinds.lease, 'ops', 'eb-controller');
-    expect(lease?.spec?.holderIdentity).toBe(UNINSTALL_HOLDER);
+    // Marked, and released at the end: a new install leads at once.
+    expect(lease?.spec?.holderIdentity).toBe('');
+    expect(lease?.metadata.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client/index.js';
 import { MANAGED_BY_LABEL, ORPHANED_ANNOTATION } from '../../src/binding/identity.js';
-import { UNINSTALL_HOLDER, uninstall } from '../../src/controller/uninstall.js';
+import { UNINSTALLED_AT_ANNOTATION, uninstall } from '../../src/controller/uninstall.js';
 import { kinds } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { OPERATOR_NS, eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
@@ -44,9 +44,12 @@ describe('endpoint-binder uninstall', () => {
     expect(report.orphaned).toHaveLength(4);
     expect(report.failed).toEqual([]);
     expect(ctl.isLeader()).toBe(false);
-    expect(
-      (await env.kube.get(kinds.lease, OPERATOR_NS, 'endpoint-binder-controller'))?.spec?.holderIdentity,
-    ).toBe(UNINSTALL_HOLDER);
+    // Released at the end (holder cleared, duration kept), the mark left for old controllers.
+    const lease = () => env.kube.get(kinds.lease, OPERATOR_NS, 'endpoint-binder-controller');
+    const released = await lease();
+    expect(released?.spec?.holderIdentity).toBe('');
+    expect(released?.spec?.leaseDurationSeconds).toBe(8);
+    expect(released?.metadata.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
     await eventually(
       () => owned().filter((s) => s.metadata.annotations?.[ORPHANED_ANNOTATION]).length === 4,
       'marked',
@@ -58,9 +61,12 @@ describe('endpoint-binder uninstall', () => {
     expect(
       (await env.service('prod', 'bystander'))?.metadata.annotations?.[ORPHANED_ANNOTATION],
     ).toBeUndefined();
+    // The old controller, still running, saw the mark and never takes the released Lease back.
+    expect((await lease())?.spec?.holderIdentity).toBe('');
+    expect(ctl.isLeader()).toBe(false);
     await ctl.stop();
 
-    // Once the uninstall's hold on the lease ends, a new install leads, adopts and clears the marks.
+    // A new install (a new process) finds the Lease released and leads at once: adopts, clears the marks.
     const again = await env.startController();
     await eventually(
       () => owned().length === 7 && owned().every((s) => !s.metadata.annotations?.[ORPHANED_ANNOTATION]),

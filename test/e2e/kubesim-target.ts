@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { startKubesim, type Kubesim, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
@@ -97,7 +97,6 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const rbacApi = kc.makeApiClient(RbacAuthorizationV1Api);
-    const coordination = kc.makeApiClient(CoordinationV1Api);
 
     // A port window of its own: above test/system/data-path.test.ts's (20000-29999) and below
     // the kernel's ephemeral ports (32768+), where another test's socket could hold a port.
@@ -268,32 +267,6 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       return result;
     };
 
-    /**
-     * `endpoint-binder uninstall` holds the controllers' Lease for two minutes so that running
-     * controllers stand down while Helm deletes them; a new install's controllers follow that
-     * holder for a full lease duration from when they first see it (client-go's rule) before one
-     * leads. Rather than wait two minutes, a re-install here starts as if the hold had been given
-     * up: the Lease gets the release record (no holder, 1 s), as a stepping-down holder writes
-     * it. Only a Lease still held by the uninstall is touched. (A real re-install within two
-     * minutes of an uninstall waits for the hold.)
-     */
-    const expireUninstallHold = async (): Promise<void> => {
-      const lease = await coordination
-        .readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })
-        .catch(() => undefined);
-      const spec = lease?.spec;
-      if (!lease || spec?.holderIdentity !== 'endpoint-binder-uninstall') return;
-      const now = new Date();
-      await coordination.replaceNamespacedLease({
-        namespace: NAMESPACE,
-        name: `${RELEASE}-controller`,
-        body: {
-          ...lease,
-          spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
-        },
-      });
-    };
-
     const target: KubesimTarget = {
       name: 'kubesim with local processes',
       release: RELEASE,
@@ -308,7 +281,6 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       kubeConfig: () => sim.kubeConfig(),
       hookRuns: () => [...hookRuns],
       async install(values) {
-        await expireUninstallHold();
         await withHooks(
           'pre-install',
           helm(['install', RELEASE, chart, '-n', NAMESPACE, '--create-namespace', '-f', valuesFile(values)]),

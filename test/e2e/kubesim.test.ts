@@ -2,6 +2,7 @@ import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { allowedByRules, rbacRulesFor, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
+import { UNINSTALLED_AT_ANNOTATION } from '../../src/kube/leader/uninstall-mark.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { startKubesimTarget, type KubesimTarget } from './kubesim-target.js';
 import { deepMerge, defineScenario } from './scenario.js';
@@ -29,7 +30,7 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
   describe('an install whose controllers never ran', () => {
     afterAll(async () => idle?.close(), 60_000);
 
-    it('uninstalls: the hook takes the never-created controller Lease, then deletes', async () => {
+    it('uninstalls: the hook creates the controller Lease marked uninstalled, then releases it', async () => {
       idle = await startKubesimTarget();
       await idle.install(deepMerge(idle.baseValues, { controller: { replicas: 0 } }));
       await idle.uninstall();
@@ -37,7 +38,8 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
         .kubeConfig()
         .makeApiClient(CoordinationV1Api)
         .readNamespacedLease({ namespace: idle.namespace, name: `${idle.release}-controller` });
-      expect(lease.spec?.holderIdentity).toBe('endpoint-binder-uninstall');
+      expect(lease.spec?.holderIdentity).toBe('');
+      expect(lease.metadata?.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
       expect(idle.crashes()).toEqual([]);
     }, 120_000);
   });

@@ -18,6 +18,7 @@ import {
 } from './record.js';
 import { linkedSignal } from './signals.js';
 import { LeadershipTerm } from './term.js';
+import { UNINSTALLED_AT_ANNOTATION, uninstallObserved } from './uninstall-mark.js';
 
 export interface LeaderElectionTiming {
   /** How long followers wait, from their last observed change, before taking over; 15 s. */
@@ -68,10 +69,11 @@ export function defaultIdentity(): string {
   return `${base}_${randomBytes(4).toString('hex')}`;
 }
 
-export type ElectorOutcome = 'lost' | 'cancelled' | 'released';
+/** `uninstalled`: the Lease carries an uninstall mark; this process never leads again. */
+export type ElectorOutcome = 'lost' | 'cancelled' | 'released' | 'uninstalled';
 
 /** Whether an attempt left us holding the lease; `holder` names a foreign holder we observed. */
-type Attempt = { held: true } | { held: false; holder?: string };
+type Attempt = { held: true } | { held: false; holder?: string; uninstalled?: true };
 
 /**
  * Lease-based leader election with client-go semantics. `run()` campaigns until it leads, then
@@ -95,6 +97,9 @@ export class LeaderElector {
   private running: Promise<ElectorOutcome> | undefined;
   private releaseRequested = false;
   private lastAttemptError: ReturnType<typeof describeError> | undefined;
+  /** The uninstall mark found at the first read of the Lease (a previous install's, if any). */
+  private baselineMark: { value: string | undefined } | undefined;
+  private stoodDown = false;
 
   constructor(private readonly opts: LeaderElectorOptions) {
     if (!opts.transport && !opts.kubeConfig) throw new Error('LeaderElector needs kubeConfig or transport');
@@ -149,9 +154,15 @@ export class LeaderElector {
     return this.lastAttemptError;
   }
 
+  /** Whether an uninstall mark was observed: this process never leads again. */
+  uninstalled(): boolean {
+    return this.stoodDown;
+  }
+
   /** Campaigns, leads, and resolves when leadership ends or `signal` aborts. */
   run(signal?: AbortSignal): Promise<ElectorOutcome> {
     if (this.running) throw new Error('LeaderElector.run is already running');
+    if (this.stoodDown) return Promise.resolve('uninstalled');
     const ctl = new AbortController();
     this.runCtl = ctl;
     this.releaseRequested = false;
@@ -190,6 +201,7 @@ export class LeaderElector {
     while (!signal.aborted) {
       const sentAt = this.mono();
       const attempt = await this.attempt([signal], deadlineMs);
+      if (this.stoodDown) return 'uninstalled';
       if (attempt.held) {
         if (signal.aborted) {
           // Won the lease just as we were told to stop: hand it back rather than sit on it.
@@ -238,6 +250,7 @@ export class LeaderElector {
     } catch (err) {
       this.log.error({ ...describeError(err) }, 'leader election onStoppedLeading threw');
     }
+    // Standing down for an uninstall releases nothing: the uninstall holds the Lease.
     if (outcome === 'released' || (outcome === 'cancelled' && this.opts.releaseOnCancel !== false)) {
       await this.releaseLease();
     }
@@ -273,6 +286,10 @@ export class LeaderElector {
         const sentAt = this.mono();
         // The term's signal is the request's deadline: it aborts exactly when leadership ends.
         const attempt = await this.attempt([signal, term.signal]);
+        if (!attempt.held && attempt.uninstalled) {
+          term.end('uninstalled');
+          return 'uninstalled';
+        }
         if (attempt.held) {
           if (term.extend(sentAt + renewDeadlineMs)) break;
           this.log.warn({ renewDeadlineMs }, 'leader election renewal landed after the renew deadline');
@@ -315,6 +332,7 @@ export class LeaderElector {
       const cur = await this.lock.get(signal);
       this.lastAttemptError = undefined;
       if (!cur) {
+        this.baselineMark ??= { value: undefined };
         const created = await this.lock.create(
           claimRecord(undefined, this.identity, this.clock.now(), leaseDurationMs),
           signal,
@@ -328,6 +346,8 @@ export class LeaderElector {
       this.observed = observe(this.observed, cur.record, now, cur.resourceVersion);
       const holder = cur.record.holderIdentity;
       this.noteHolder(holder);
+      if (this.markedUninstalled(holder, cur.lease.metadata.annotations?.[UNINSTALLED_AT_ANNOTATION]))
+        return { held: false, holder, uninstalled: true };
       if (this.term && holder !== '' && holder !== this.identity) return { held: false, holder };
       const d = decide(this.observed, this.identity, now, leaseDurationMs, this.clock.now());
       if (d.action === 'follow') return { held: false, holder: d.holder };
@@ -343,6 +363,19 @@ export class LeaderElector {
       if (leading && d.errorKind !== 'conflict') this.log.warn({ ...d }, 'leader election renew failed');
       return { held: false };
     }
+  }
+
+  /** Notes the first mark seen; true (and stood down for good) once an uninstall is observed. */
+  private markedUninstalled(holder: string, mark: string | undefined): boolean {
+    this.baselineMark ??= { value: mark };
+    if (this.stoodDown) return true;
+    if (!uninstallObserved(this.baselineMark.value, { holder, mark })) return false;
+    this.stoodDown = true;
+    this.log.warn(
+      { holder, uninstalledAt: mark ?? null },
+      'leader election stood down: the install was uninstalled',
+    );
+    return true;
   }
 
   private accept(rec: LockedRecord): void {
