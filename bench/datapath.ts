@@ -12,7 +12,7 @@
  *
  * Loopback only; bounded in bytes, counts and time.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { internalService } from '../src/binding/services.js';
 import { startKubesim } from '../src/kubesim/index.js';
+import { children, spawnJson } from './support/spawn-json.js';
 
 const Args = z.object({
   mib: z.coerce.number().int().min(1).max(4096).default(1024),
@@ -53,47 +54,9 @@ const NS = 'endpoint-binder';
 const IDENTITY = { release: 'bench', operatorNamespace: NS };
 const ECHO_URL = 'tcp://echo.bench:7000';
 const SINK_URL = 'tcp://sink.bench:7001';
-const children: ChildProcess[] = [];
 
 function log(line: string): void {
   process.stdout.write(line + '\n');
-}
-
-/** Spawns a process and resolves with its first stdout line that parses as JSON and passes `pick`. */
-function spawnJson<T>(
-  argv: string[],
-  env: Record<string, string>,
-  pick: (o: Record<string, unknown>) => T | undefined,
-): Promise<{ child: ChildProcess; value: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error(`${argv.join(' ')}: no ready line within 60 s`)), 60_000);
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      buf += c;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let obj: Record<string, unknown>;
-        try {
-          obj = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        const v = pick(obj);
-        if (v !== undefined) {
-          clearTimeout(timer);
-          resolve({ child, value: v });
-        }
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}`)));
-  });
 }
 
 async function freePort(): Promise<number> {

@@ -37,6 +37,7 @@ import { z } from 'zod';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { internalService } from '../src/binding/services.js';
 import { startKubesim } from '../src/kubesim/index.js';
+import { children, spawnJson } from './support/spawn-json.js';
 
 const Args = z.object({
   clients: z.coerce.number().int().min(1).max(1000).default(50),
@@ -69,7 +70,6 @@ const AUTHTOKEN = 'bench_authtoken_0123456789';
 const NS = 'endpoint-binder';
 const IDENTITY = { release: 'rolling', operatorNamespace: NS };
 const ECHO_URL = 'tcp://echo.rolling:7000';
-const children: ChildProcess[] = [];
 
 function log(line: string): void {
   process.stdout.write(line + '\n');
@@ -77,46 +77,6 @@ function log(line: string): void {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Spawns a process; resolves with the first stdout JSON line that `pick` accepts. */
-function spawnJson<T>(
-  argv: string[],
-  env: Record<string, string>,
-  pick: (o: Record<string, unknown>) => T | undefined,
-): Promise<{ child: ChildProcess; value: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error(`${argv.join(' ')}: no ready line within 60 s`)), 60_000);
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      buf += c;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let obj: Record<string, unknown>;
-        try {
-          obj = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        const v = pick(obj);
-        if (v !== undefined) {
-          clearTimeout(timer);
-          resolve({ child, value: v });
-        }
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${argv.join(' ')} exited with ${code}`));
-    });
-  });
 }
 
 async function freePort(host = '127.0.0.1'): Promise<number> {
