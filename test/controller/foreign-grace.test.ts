@@ -1,19 +1,12 @@
-import { DEFAULT_DELETE_SAFETY } from '../../src/binding/delete-guard.js';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileSelector } from '../../src/binding/selector.js';
 import type { EndpointRecord, ProjectionConfig } from '../../src/binding/types.js';
-import { ClusterState } from '../../src/controller/cluster.js';
-import type { FeedSnapshot } from '../../src/controller/feed.js';
-import { controllerMetrics } from '../../src/controller/metrics.js';
+import type { ClusterState } from '../../src/controller/cluster.js';
 import { ControllerQueue } from '../../src/controller/queue.js';
-import { Reconciler } from '../../src/controller/reconciler.js';
-import { KubeTransport } from '../../src/kube/index.js';
-import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { fastTuning, waitFor } from '../kube/helpers.js';
+import type { Reconciler } from '../../src/controller/reconciler.js';
+import { waitFor } from '../kube/helpers.js';
 import { ManualClock, settle } from '../helpers/manual-clock.js';
 import { FakeServiceApi } from './fake-service-api.js';
+import { startReconcilerHarness, type ReconcilerHarness } from './reconciler-harness.js';
 
 const identity = { release: 'r', operatorNamespace: 'ops' };
 const config: ProjectionConfig = {
@@ -31,66 +24,27 @@ const ep = (id: string, url: string): EndpointRecord => ({ id, url, created_at: 
  * from kubesim, Service writes and name reads on a faithful fake of the Services API.
  */
 describe('reconciler: the foreign-name grace period', () => {
-  let sim: Kubesim;
+  let harness: ReconcilerHarness;
   let cluster: ClusterState;
-  const ctl = new AbortController();
   const clock = new ManualClock();
   const api = new FakeServiceApi();
   const queue = new ControllerQueue(10, clock);
   let endpoints: EndpointRecord[] = [];
   let reconciler: Reconciler;
-  let running: Promise<void>;
 
   beforeAll(async () => {
-    sim = await startKubesim({ initialNamespaces: ['default', 'ops', 'prod'] });
-    cluster = new ClusterState({
-      transport: new KubeTransport(sim.kubeConfig()),
-      identity,
-      log: silentLogger(),
-      metrics: new Registry(),
-      onChange: () => queue.requestPass(),
-      tuning: fastTuning,
-    });
-    cluster.start();
-    await cluster.waitForSync(ctl.signal);
-    const selector = compileSelector('true');
-    if (!selector.ok) throw new Error(selector.message);
-    reconciler = new Reconciler({
-      feed: {
-        snapshot: (): FeedSnapshot => ({
-          endpoints,
-          complete: true,
-          lastFullSyncAt: clock.now(),
-          registration: { operatorId: 'k8sop_x', generation: 1 },
-          takenAt: clock.now(),
-          listing: { seq: 1, startedAt: 0, finishedAt: clock.now(), generation: 1 },
-          streamLive: true,
-          deletionsPending: 0,
-        }),
-      },
-      termStartedAt: () => 0,
-      deleteSafety: () => DEFAULT_DELETE_SAFETY,
-      confirmListing: () => undefined,
-      cluster,
-      queue,
-      api,
-      listServices: async () => [],
-      selector: selector.selector,
-      config: () => config,
-      isLeader: () => true,
-      writeConcurrency: 4,
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
+    harness = await startReconcilerHarness({
+      config,
       clock,
+      api,
+      queue,
+      endpoints: () => endpoints,
       foreignNameGraceMs: GRACE_MS,
     });
-    running = reconciler.run(ctl.signal);
+    ({ cluster, reconciler } = harness);
   });
   afterAll(async () => {
-    ctl.abort();
-    await running;
-    await cluster?.stop();
-    await sim?.stop();
+    await harness?.stop();
   });
 
   const stateOf = (id: string) => reconciler.statuses.find((s) => s.id === id);

@@ -1,19 +1,12 @@
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_DELETE_SAFETY } from '../../src/binding/delete-guard.js';
-import { compileSelector } from '../../src/binding/selector.js';
 import type { EndpointRecord, ProjectionConfig } from '../../src/binding/types.js';
-import { ClusterState } from '../../src/controller/cluster.js';
-import type { FeedSnapshot } from '../../src/controller/feed.js';
-import { controllerMetrics } from '../../src/controller/metrics.js';
+
 import { ControllerQueue } from '../../src/controller/queue.js';
-import { Reconciler } from '../../src/controller/reconciler.js';
-import { KubeTransport } from '../../src/kube/index.js';
-import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { fastTuning, waitFor } from '../kube/helpers.js';
+import type { Reconciler } from '../../src/controller/reconciler.js';
+import { waitFor } from '../kube/helpers.js';
 import { ManualClock, settle } from '../helpers/manual-clock.js';
 import { FakeServiceApi } from './fake-service-api.js';
+import { startReconcilerHarness, type ReconcilerHarness } from './reconciler-harness.js';
 
 const identity = { release: 'r', operatorNamespace: 'ops' };
 const config: ProjectionConfig = {
@@ -30,66 +23,25 @@ const ep = (id: string, url: string): EndpointRecord => ({ id, url, created_at: 
  * fake of the Services API. Every delay is the work queue's, so the test moves time itself.
  */
 describe('reconciler: scheduling and write backoff on the clock seam', () => {
-  let sim: Kubesim;
-  let cluster: ClusterState;
-  const ctl = new AbortController();
+  let harness: ReconcilerHarness;
   const clock = new ManualClock();
   const api = new FakeServiceApi();
   const queue = new ControllerQueue(10, clock);
   let endpoints: EndpointRecord[] = [];
   let reconciler: Reconciler;
-  let running: Promise<void>;
 
   beforeAll(async () => {
-    sim = await startKubesim({ initialNamespaces: ['default', 'ops', 'prod'] });
-    cluster = new ClusterState({
-      transport: new KubeTransport(sim.kubeConfig()),
-      identity,
-      log: silentLogger(),
-      metrics: new Registry(),
-      onChange: () => queue.requestPass(),
-      tuning: fastTuning,
-    });
-    cluster.start();
-    await cluster.waitForSync(ctl.signal);
-    const selector = compileSelector('true');
-    if (!selector.ok) throw new Error(selector.message);
-    const feed = {
-      snapshot: (): FeedSnapshot => ({
-        endpoints,
-        complete: true,
-        lastFullSyncAt: clock.now(),
-        registration: { operatorId: 'k8sop_x', generation: 1 },
-        listing: { seq: 1, startedAt: 0, finishedAt: clock.now(), generation: 1 },
-        streamLive: true,
-        deletionsPending: 0,
-        takenAt: clock.now(),
-      }),
-    };
-    reconciler = new Reconciler({
-      feed,
-      cluster,
-      queue,
-      api,
-      listServices: async () => [],
-      selector: selector.selector,
-      config: () => config,
-      isLeader: () => true,
-      termStartedAt: () => 0,
-      deleteSafety: () => DEFAULT_DELETE_SAFETY,
-      confirmListing: () => undefined,
-      writeConcurrency: 4,
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
+    harness = await startReconcilerHarness({
+      config,
       clock,
+      api,
+      queue,
+      endpoints: () => endpoints,
     });
-    running = reconciler.run(ctl.signal);
+    ({ reconciler } = harness);
   });
   afterAll(async () => {
-    ctl.abort();
-    await running;
-    await cluster?.stop();
-    await sim?.stop();
+    await harness?.stop();
   });
 
   const creates = (key: string) => api.requests.filter((r) => r === `create ${key}`).length;
