@@ -21,8 +21,8 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
-import { internalService } from '../src/binding/services.js';
 import { startKubesim } from '../src/kubesim/index.js';
+import { createInternalService } from './support/internal-service.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
 const Args = z.object({
@@ -303,27 +303,12 @@ async function main(): Promise<void> {
     if (!parsed.ok) throw new Error(parsed.message);
     return { url: parsed.value, forwarderPort };
   });
-  const svc = internalService({
+  await createInternalService(sim, {
+    identity: IDENTITY,
     name: 'ep-bench',
     endpointId: 'ep_bench',
-    url: groupPorts[0]!.url,
-    state: 'projected',
-    reason: '',
     groupPorts,
-    config: {
-      identity: IDENTITY,
-      clusterDomain: 'cluster.local',
-      portRange: { min: 1024, max: 65535 },
-      serviceLabels: {},
-      serviceAnnotations: {},
-    },
   });
-  const created = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(svc),
-  });
-  if (created.status !== 201) throw new Error(`create Service: ${created.status} ${await created.text()}`);
   const dir = await mkdtemp(join(tmpdir(), 'datapath-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await sim.writeKubeconfig(kubeconfig);
@@ -498,28 +483,12 @@ async function main(): Promise<void> {
   const tlsPort = await freePort();
   const echoUrl = parseEndpointUrl(ECHO_URL);
   if (!echoUrl.ok) throw new Error(echoUrl.message);
-  const tlsSvc = internalService({
+  await createInternalService(sim, {
+    identity: tlsIdentity,
     name: 'ep-bench-tls',
     endpointId: 'ep_bench_tls',
-    url: echoUrl.value,
-    state: 'projected',
-    reason: '',
     groupPorts: [{ url: echoUrl.value, forwarderPort: tlsPort }],
-    config: {
-      identity: tlsIdentity,
-      clusterDomain: 'cluster.local',
-      portRange: { min: 1024, max: 65535 },
-      serviceLabels: {},
-      serviceAnnotations: {},
-    },
   });
-  const createdTls = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(tlsSvc),
-  });
-  if (createdTls.status !== 201)
-    throw new Error(`create Service: ${createdTls.status} ${await createdTls.text()}`);
   const tlsConfig = join(dir, 'forwarder-tls.yaml');
   await writeFile(
     tlsConfig,

@@ -35,8 +35,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
-import { internalService } from '../src/binding/services.js';
 import { startKubesim } from '../src/kubesim/index.js';
+import { createInternalService } from './support/internal-service.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
 const Args = z.object({
@@ -245,27 +245,12 @@ async function main(): Promise<void> {
   const echoPort = await freePort();
   const url = parseEndpointUrl(ECHO_URL);
   if (!url.ok) throw new Error(url.message);
-  const svc = internalService({
+  await createInternalService(sim, {
+    identity: IDENTITY,
     name: 'ep-rolling',
     endpointId: 'ep_rolling',
-    url: url.value,
-    state: 'projected',
-    reason: '',
     groupPorts: [{ url: url.value, forwarderPort: echoPort }],
-    config: {
-      identity: IDENTITY,
-      clusterDomain: 'cluster.local',
-      portRange: { min: 1024, max: 65535 },
-      serviceLabels: {},
-      serviceAnnotations: {},
-    },
   });
-  const made = await fetch(`${sim.url}/api/v1/namespaces/${NS}/services`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${sim.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(svc),
-  });
-  if (made.status !== 201) throw new Error(`create Service: ${made.status} ${await made.text()}`);
   const dir = await mkdtemp(join(tmpdir(), 'rolling-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await sim.writeKubeconfig(kubeconfig);
