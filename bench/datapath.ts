@@ -8,11 +8,11 @@
  *   latency     p99 of a 1-byte echo on one connection: path minus direct
  *   idle RSS    the forwarder's RSS growth with 5,000 idle connections open through it
  *
- *   npx tsx bench/datapath.ts [--mib 1024 --conns 6000 --concurrency 32 --pings 5000 --idle 5000 --burst 2000 --tlsConns 2000]
+ *   npx tsx bench/datapath.ts [--mib 1024 --conns 6000 --concurrency 32 --pings 5000 --idle 5000 --burst 2000 --tlsConns 2000 --pairs 3]
  *
  * Loopback only; bounded in bytes, counts and time.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -33,6 +33,7 @@ const Args = z.object({
   idle: z.coerce.number().int().min(0).max(8000).default(5000),
   burst: z.coerce.number().int().min(1).max(10_000).default(2000),
   tlsConns: z.coerce.number().int().min(100).max(100_000).default(2000),
+  pairs: z.coerce.number().int().min(1).max(20).default(3),
 });
 const args = Args.parse(
   parseArgs({
@@ -44,6 +45,7 @@ const args = Args.parse(
       idle: { type: 'string' },
       burst: { type: 'string' },
       tlsConns: { type: 'string' },
+      pairs: { type: 'string' },
     },
   }).values,
 );
@@ -54,6 +56,12 @@ const NS = 'endpoint-binder';
 const IDENTITY = { release: 'bench', operatorNamespace: NS };
 const ECHO_URL = 'tcp://echo.bench:7000';
 const SINK_URL = 'tcp://sink.bench:7001';
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
 
 function log(line: string): void {
   process.stdout.write(line + '\n');
@@ -426,19 +434,33 @@ async function main(): Promise<void> {
     {},
     (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
   );
+  // Relay and forwarder alternate, `--pairs` times each, so a load swing on a shared machine hits
+  // both sides alike; the medians and every pair's ratio are printed.
   await bounded('connectionRate', connectionRate(relayEcho.value, 500, args.concurrency));
-  const rateRelay = await bounded(
-    'connectionRate',
-    connectionRate(relayEcho.value, args.conns, args.concurrency),
-  );
-  const rateFwd2 = await bounded('connectionRate', connectionRate(echoPort, args.conns, args.concurrency));
-  const streamRelay = await bounded('stream', stream(relaySink.value, args.mib));
-  const streamFwd2 = await bounded('stream', stream(sinkPort, args.mib));
+  await bounded('connectionRate', connectionRate(echoPort, 500, args.concurrency));
+  const perPair = Math.max(100, Math.floor(args.conns / args.pairs));
+  const mibPerPair = Math.max(1, Math.floor(args.mib / args.pairs));
+  const rates = { relay: [] as number[], fwd: [] as number[] };
+  const streams = { relay: [] as number[], fwd: [] as number[] };
+  for (let i = 0; i < args.pairs; i++) {
+    rates.relay.push(
+      await bounded('connectionRate', connectionRate(relayEcho.value, perPair, args.concurrency)),
+    );
+    rates.fwd.push(await bounded('connectionRate', connectionRate(echoPort, perPair, args.concurrency)));
+    streams.relay.push(await bounded('stream', stream(relaySink.value, mibPerPair)));
+    streams.fwd.push(await bounded('stream', stream(sinkPort, mibPerPair)));
+  }
+  const pairRatios = (a: { relay: number[]; fwd: number[] }) =>
+    a.fwd.map((f, i) => fmt(f / a.relay[i]!, 2)).join(' ');
+  const rateRelay = median(rates.relay);
+  const rateFwd2 = median(rates.fwd);
+  const streamRelay = median(streams.relay);
+  const streamFwd2 = median(streams.fwd);
   log(
-    `connections relay->ingress: ${fmt(rateRelay, 0)}/s; forwarder->ingress ${fmt(rateFwd2, 0)}/s  ratio ${fmt(rateFwd2 / rateRelay, 2)}x relay (target >= 0.9x)`,
+    `connections relay->ingress: ${fmt(rateRelay, 0)}/s; forwarder->ingress ${fmt(rateFwd2, 0)}/s  ratio ${fmt(rateFwd2 / rateRelay, 2)}x relay (target >= 0.9x; medians of ${args.pairs} alternating pairs of ${perPair}, pair ratios ${pairRatios(rates)})`,
   );
   log(
-    `stream relay->ingress:     ${fmt(streamRelay, 1)} MiB/s; forwarder->ingress ${fmt(streamFwd2, 1)} MiB/s  ratio ${fmt(streamFwd2 / streamRelay, 2)}x relay (target >= 0.9x)`,
+    `stream relay->ingress:     ${fmt(streamRelay, 1)} MiB/s; forwarder->ingress ${fmt(streamFwd2, 1)} MiB/s  ratio ${fmt(streamFwd2 / streamRelay, 2)}x relay (target >= 0.9x; medians of ${args.pairs} pairs of ${mibPerPair} MiB, pair ratios ${pairRatios(streams)})`,
   );
 
   // 6. A burst of connections opened at once (plain).
@@ -462,22 +484,28 @@ async function main(): Promise<void> {
   await createBenchEndpoint(ingTls.value.api, ECHO_URL, up.value.echo);
   const caFile = join(dir, 'ingress-ca.pem');
   await writeFile(caFile, ingTls.value.ca);
-  const tlsRates: Record<string, number> = {};
+  // Both relays run at once and are measured alternately, `--pairs` times each, for the same reason.
+  const tlsRelays = {} as Record<'tls-fresh' | 'tls-cached', { value: number; child: ChildProcess }>;
   for (const mode of ['tls-fresh', 'tls-cached'] as const) {
-    const r = await spawnJson(
+    tlsRelays[mode] = await spawnJson(
       ['bench/datapath-roles.ts', 'relay', ingTls.value.ingress, ECHO_URL, mode, caFile],
       {},
       (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
     );
-    await bounded('connectionRate', connectionRate(r.value, 200, args.concurrency));
-    tlsRates[mode] = await bounded(
-      'connectionRate',
-      connectionRate(r.value, args.tlsConns, args.concurrency),
-    );
-    r.child.kill('SIGKILL');
+    await bounded('connectionRate', connectionRate(tlsRelays[mode].value, 200, args.concurrency));
   }
+  const tlsPerPair = Math.max(100, Math.floor(args.tlsConns / args.pairs));
+  const tlsRuns = { 'tls-fresh': [] as number[], 'tls-cached': [] as number[] };
+  for (let i = 0; i < args.pairs; i++)
+    for (const mode of ['tls-fresh', 'tls-cached'] as const)
+      tlsRuns[mode].push(
+        await bounded('connectionRate', connectionRate(tlsRelays[mode].value, tlsPerPair, args.concurrency)),
+      );
+  for (const r of Object.values(tlsRelays)) r.child.kill('SIGKILL');
+  const tlsRates = { 'tls-fresh': median(tlsRuns['tls-fresh']), 'tls-cached': median(tlsRuns['tls-cached']) };
+  const tlsPairRatios = tlsRuns['tls-cached'].map((c, i) => fmt(c / tlsRuns['tls-fresh'][i]!, 2)).join(' ');
   log(
-    `TLS connections (relay):   context per connection ${fmt(tlsRates['tls-fresh']!, 0)}/s; cached context + resumption ${fmt(tlsRates['tls-cached']!, 0)}/s  ratio ${fmt(tlsRates['tls-cached']! / tlsRates['tls-fresh']!, 2)}x (target >= 2x)`,
+    `TLS connections (relay):   context per connection ${fmt(tlsRates['tls-fresh'], 0)}/s; cached context + resumption ${fmt(tlsRates['tls-cached'], 0)}/s  ratio ${fmt(tlsRates['tls-cached'] / tlsRates['tls-fresh'], 2)}x (target >= 2x; medians of ${args.pairs} alternating pairs of ${tlsPerPair}, pair ratios ${tlsPairRatios})`,
   );
   const tlsIdentity = { release: 'bench-tls', operatorNamespace: NS };
   const tlsPort = await freePort();

@@ -15,15 +15,18 @@
  * connection goes to the next replica it holds ready (round robin). A connection already open
  * stays on its replica, as conntrack keeps it there. The drain has to cover the gap between
  * "unready" and "no longer chosen": `--delay` (drain.delaySeconds) must exceed pollMs x failures.
- * This is the slow path: a real cluster also drops a pod from the endpoints as soon as it is
- * deleted (terminating), before any probe fails. Defaults are the chart's (drain 5 s + 25 s).
+ * That probe path is the slow one (`--removal probe`). By default (`--removal terminating`) the
+ * model is what a real cluster does in a rollout: the EndpointSlice controller marks a pod's
+ * endpoint not ready as soon as the pod is deleted (terminating), and kube-proxy stops choosing it
+ * once that change reaches it, here `--propagationMs` after the SIGTERM; the probes still run.
+ * Defaults are the chart's (drain 5 s + 25 s, probe period 2 s, failureThreshold 2).
  *
  * Every connection sends `--bytes` of a pattern unique to the connection, half-closes, and must
  * read exactly those bytes back and then a clean end. Reported: failed connections (refused,
  * reset, error), truncated transfers (a clean end with fewer or different bytes), the slowest
  * transfer, and the longest stall (the longest time in which no transfer completed); target 0/0.
  *
- *   npx tsx bench/rolling-restart.ts [--clients 50 --bytes 65536 --rounds 3 --replicas 2 --delay 5 --timeout 25 --pollMs 2000 --failures 2]
+ *   npx tsx bench/rolling-restart.ts [--clients 50 --bytes 65536 --rounds 3 --replicas 2 --delay 5 --timeout 25 --pollMs 2000 --failures 2 --removal terminating --propagationMs 1000]
  *
  * Loopback only; bounded in time (every wait has a limit).
  */
@@ -53,14 +56,24 @@ const Args = z.object({
   timeout: z.coerce.number().int().min(0).max(120).default(25),
   pollMs: z.coerce.number().int().min(20).max(5000).default(2000),
   failures: z.coerce.number().int().min(1).max(10).default(2),
+  removal: z.enum(['terminating', 'probe']).default('terminating'),
+  propagationMs: z.coerce.number().int().min(0).max(30_000).default(1000),
 });
 const args = Args.parse(
   parseArgs({
     options: Object.fromEntries(
-      ['clients', 'bytes', 'rounds', 'replicas', 'delay', 'timeout', 'pollMs', 'failures'].map((k) => [
-        k,
-        { type: 'string' as const },
-      ]),
+      [
+        'clients',
+        'bytes',
+        'rounds',
+        'replicas',
+        'delay',
+        'timeout',
+        'pollMs',
+        'failures',
+        'removal',
+        'propagationMs',
+      ].map((k) => [k, { type: 'string' as const }]),
     ),
   }).values,
 );
@@ -109,6 +122,8 @@ interface Replica {
   polling: boolean;
   /** Consecutive failed polls: unready in the balancer's view at `--failures`, as failureThreshold. */
   misses: number;
+  /** Deleted (terminating): never chosen again, whatever its probes say. */
+  terminating?: boolean;
   /** When the balancer stopped choosing it, and when it was sent SIGTERM (ms since the epoch). */
   droppedAt?: number;
   termAt?: number;
@@ -127,7 +142,7 @@ class Balancer {
         r.polling = true;
         void probeReady(r.host, r.httpPort).then((ok) => {
           r.misses = ok ? 0 : r.misses + 1;
-          if (ok) r.ready = true;
+          if (ok && !r.terminating) r.ready = true;
           else if (r.misses >= failureThreshold && r.ready) {
             r.ready = false;
             r.droppedAt = Date.now();
@@ -146,6 +161,15 @@ class Balancer {
     const ready = this.replicas.filter((r) => r.ready);
     if (ready.length === 0) return undefined;
     return ready[this.next++ % ready.length];
+  }
+
+  /** The endpoints change for a deleted pod, as it reaches the balancer. */
+  terminate(r: Replica): void {
+    r.terminating = true;
+    if (r.ready) {
+      r.ready = false;
+      r.droppedAt = Date.now();
+    }
   }
 
   remove(r: Replica): void {
@@ -209,11 +233,15 @@ interface Tally {
 
 async function main(): Promise<void> {
   log(
-    `rolling-restart bench: node ${process.version}, ${args.clients} clients x ${args.bytes} bytes, ${args.replicas} replicas, ${args.rounds} rounds, drain ${args.delay} s + ${args.timeout} s, readiness poll ${args.pollMs} ms, load average ${loadavg()
+    `rolling-restart bench: node ${process.version}, ${args.clients} clients x ${args.bytes} bytes, ${args.replicas} replicas, ${args.rounds} rounds, drain ${args.delay} s + ${args.timeout} s, readiness poll ${args.pollMs} ms x ${args.failures}, removal ${args.removal}${args.removal === 'terminating' ? ` after ${args.propagationMs} ms` : ''}, load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  if (args.pollMs * args.failures >= args.delay * 1000)
+  if (args.removal === 'terminating' && args.propagationMs >= args.delay * 1000)
+    log(
+      `warning: --propagationMs (${args.propagationMs} ms) is not below the drain delay (${args.delay} s); failures are expected`,
+    );
+  if (args.removal === 'probe' && args.pollMs * args.failures >= args.delay * 1000)
     log(
       `warning: --pollMs x --failures (${args.pollMs * args.failures} ms) is not below the drain delay (${args.delay} s); failures are expected`,
     );
@@ -357,6 +385,7 @@ async function main(): Promise<void> {
       const sent = Date.now();
       victim.child.kill('SIGTERM');
       victim.termAt = sent;
+      if (args.removal === 'terminating') setTimeout(() => balancer.terminate(victim), args.propagationMs);
       // Readiness must go false at once: the first probe after the signal.
       await sleep(50);
       const unready = !(await probeReady(victim.host, victim.httpPort));
