@@ -23,6 +23,7 @@ import {
   type Service,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
+import { sleep } from '../time/clock.js';
 import type { ListenAddress } from '../net/listen.js';
 import { startProbeServer } from '../net/probe-server.js';
 import { AuthtokenState, parseAuthtoken, type TokenVerdict } from './authtoken.js';
@@ -474,20 +475,29 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       shuttingDown = true;
       metrics.ready.set(0);
       const delayMs = config.drain.delaySeconds * 1000;
+      const arrivalsAtSignal = listeners.arrivals();
       log.info(
         { delay_seconds: config.drain.delaySeconds, timeout_seconds: config.drain.timeoutSeconds },
         'forwarder shutting down',
       );
       finalStop = (async () => {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delayMs);
-          stopCtl.signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await sleep(delayMs, stopCtl.signal);
+        const timeoutMs = config.drain.timeoutSeconds * 1000;
+        const arrivalsAtDelayEnd = listeners.arrivals();
+        const extendedMs = await acceptWhileArriving(listeners, timeoutMs / 2, stopCtl.signal);
+        const late = listeners.arrivals() - arrivalsAtDelayEnd;
         log.info({ connections: listeners.openConnections() }, 'forwarder stopped accepting');
-        await finish(stopCtl.signal.aborted ? 0 : config.drain.timeoutSeconds * 1000);
+        if (late > 0)
+          log.warn(
+            {
+              extended_ms: extendedMs,
+              late_connections: late,
+              connections_since_signal: listeners.arrivals() - arrivalsAtSignal,
+              problem: `connections still arrived ${config.drain.delaySeconds} s after SIGTERM, so the cluster kept routing to this pod longer than drain.delaySeconds; raise forwarder.drain.delaySeconds`,
+            },
+            'forwarder accepted past the drain delay',
+          );
+        await finish(stopCtl.signal.aborted ? 0 : timeoutMs - extendedMs);
       })();
       return finalStop;
     },
@@ -499,6 +509,29 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       return finalStop;
     },
   };
+}
+
+/** How long the accept queue must stay empty before the listeners close. */
+export const DRAIN_QUIET_MS = 1000;
+
+/**
+ * After the drain delay, keeps accepting while connections still arrive (until none came for
+ * DRAIN_QUIET_MS, at most `limitMs`): closing a listener resets whatever waits in its accept
+ * queue, and a connection that still arrives means the cluster still routes here. Returns how
+ * long it kept accepting past the delay (0 when nothing arrived lately).
+ */
+async function acceptWhileArriving(
+  listeners: ListenerSet,
+  limitMs: number,
+  signal: AbortSignal,
+): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    const now = Date.now();
+    const quietFor = now - listeners.lastArrivalAt();
+    if (signal.aborted || quietFor >= DRAIN_QUIET_MS || now - start >= limitMs) return now - start;
+    await sleep(Math.min(DRAIN_QUIET_MS - quietFor, limitMs - (now - start)), signal);
+  }
 }
 
 function logProblem(log: Logger, p: DesiredProblem): void {

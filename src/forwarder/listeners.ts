@@ -100,6 +100,9 @@ export class ListenerSet {
   private readonly gate: DialGate;
   private total = 0;
   private accepting = true;
+  /** Every connection the listeners received (turned-away ones too) and when the last one came. */
+  private arrivalCount = 0;
+  private lastArrival = 0;
 
   constructor(private readonly opts: ListenerSetOptions) {
     this.gate = new DialGate(opts.limits.maxConcurrentDials);
@@ -166,6 +169,16 @@ export class ListenerSet {
     let n = 0;
     for (const l of [...this.listeners.values(), ...this.retired]) for (const c of l.conns) n += c.buffered();
     return n;
+  }
+
+  /** Connections received so far, counted before any limit turns one away. */
+  arrivals(): number {
+    return this.arrivalCount;
+  }
+
+  /** When the last connection arrived (ms since the epoch; 0 before the first). */
+  lastArrivalAt(): number {
+    return this.lastArrival;
   }
 
   /** Stops accepting on every port at once; open connections continue. Final. */
@@ -277,6 +290,8 @@ export class ListenerSet {
 
   private accept(l: PortListener, socket: Socket): void {
     const { opts } = this;
+    this.arrivalCount++;
+    this.lastArrival = Date.now();
     const conn = new ForwardedConnection(socket, {
       port: l.port,
       url: l.route.url,
