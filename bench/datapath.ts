@@ -335,8 +335,18 @@ async function main(): Promise<void> {
     }),
   );
   let bound = 0;
+  // BENCH_CPU_PROF=<dir>: the plain forwarder writes a CPU profile there when it exits.
+  const prof = process.env['BENCH_CPU_PROF'];
   const fwd = await spawnJson(
-    ['src/cli/main.ts', 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
+    [
+      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+      'src/cli/main.ts',
+      'forwarder',
+      '--config',
+      config,
+      '--kubeconfig',
+      kubeconfig,
+    ],
     { ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },
     (o) => (o['msg'] === 'forwarder listener bound' && ++bound === 2 ? true : undefined),
   );
@@ -442,13 +452,24 @@ async function main(): Promise<void> {
   const mibPerPair = Math.max(1, Math.floor(args.mib / args.pairs));
   const rates = { relay: [] as number[], fwd: [] as number[] };
   const streams = { relay: [] as number[], fwd: [] as number[] };
+  // CPU seconds each spent: less sensitive to other load than a rate.
+  const connCpu = { relay: 0, fwd: 0 };
+  const streamCpu = { relay: 0, fwd: 0 };
   for (let i = 0; i < args.pairs; i++) {
+    let c0 = await cpuSeconds(relayEcho.child.pid!);
     rates.relay.push(
       await bounded('connectionRate', connectionRate(relayEcho.value, perPair, args.concurrency)),
     );
+    connCpu.relay += (await cpuSeconds(relayEcho.child.pid!)) - c0;
+    c0 = await cpuSeconds(fwdPid);
     rates.fwd.push(await bounded('connectionRate', connectionRate(echoPort, perPair, args.concurrency)));
+    connCpu.fwd += (await cpuSeconds(fwdPid)) - c0;
+    c0 = await cpuSeconds(relaySink.child.pid!);
     streams.relay.push(await bounded('stream', stream(relaySink.value, mibPerPair)));
+    streamCpu.relay += (await cpuSeconds(relaySink.child.pid!)) - c0;
+    c0 = await cpuSeconds(fwdPid);
     streams.fwd.push(await bounded('stream', stream(sinkPort, mibPerPair)));
+    streamCpu.fwd += (await cpuSeconds(fwdPid)) - c0;
   }
   const pairRatios = (a: { relay: number[]; fwd: number[] }) =>
     a.fwd.map((f, i) => fmt(f / a.relay[i]!, 2)).join(' ');
@@ -461,6 +482,15 @@ async function main(): Promise<void> {
   );
   log(
     `stream relay->ingress:     ${fmt(streamRelay, 1)} MiB/s; forwarder->ingress ${fmt(streamFwd2, 1)} MiB/s  ratio ${fmt(streamFwd2 / streamRelay, 2)}x relay (target >= 0.9x; medians of ${args.pairs} pairs of ${mibPerPair} MiB, pair ratios ${pairRatios(streams)})`,
+  );
+
+  const cpuPerConn = (sec: number) => (sec / (perPair * args.pairs)) * 1e6;
+  log(
+    `  CPU per connection:      relay ${fmt(cpuPerConn(connCpu.relay), 0)} us, forwarder ${fmt(cpuPerConn(connCpu.fwd), 0)} us  ratio ${fmt(connCpu.relay / connCpu.fwd, 2)}x (relay / forwarder)`,
+  );
+  const cpuPerMib = (sec: number) => (sec / (mibPerPair * args.pairs)) * 1e3;
+  log(
+    `  CPU per MiB streamed:    relay ${fmt(cpuPerMib(streamCpu.relay), 2)} ms, forwarder ${fmt(cpuPerMib(streamCpu.fwd), 2)} ms  ratio ${fmt(streamCpu.relay / streamCpu.fwd, 2)}x (relay / forwarder)`,
   );
 
   // 6. A burst of connections opened at once (plain).
@@ -496,16 +526,25 @@ async function main(): Promise<void> {
   }
   const tlsPerPair = Math.max(100, Math.floor(args.tlsConns / args.pairs));
   const tlsRuns = { 'tls-fresh': [] as number[], 'tls-cached': [] as number[] };
+  const tlsCpu = { 'tls-fresh': 0, 'tls-cached': 0 };
   for (let i = 0; i < args.pairs; i++)
-    for (const mode of ['tls-fresh', 'tls-cached'] as const)
+    for (const mode of ['tls-fresh', 'tls-cached'] as const) {
+      const c0 = await cpuSeconds(tlsRelays[mode].child.pid!);
       tlsRuns[mode].push(
         await bounded('connectionRate', connectionRate(tlsRelays[mode].value, tlsPerPair, args.concurrency)),
       );
+      tlsCpu[mode] += (await cpuSeconds(tlsRelays[mode].child.pid!)) - c0;
+    }
   for (const r of Object.values(tlsRelays)) r.child.kill('SIGKILL');
   const tlsRates = { 'tls-fresh': median(tlsRuns['tls-fresh']), 'tls-cached': median(tlsRuns['tls-cached']) };
   const tlsPairRatios = tlsRuns['tls-cached'].map((c, i) => fmt(c / tlsRuns['tls-fresh'][i]!, 2)).join(' ');
   log(
     `TLS connections (relay):   context per connection ${fmt(tlsRates['tls-fresh'], 0)}/s; cached context + resumption ${fmt(tlsRates['tls-cached'], 0)}/s  ratio ${fmt(tlsRates['tls-cached'] / tlsRates['tls-fresh'], 2)}x (target >= 2x; medians of ${args.pairs} alternating pairs of ${tlsPerPair}, pair ratios ${tlsPairRatios})`,
+  );
+  const tlsCpuPerConn = (mode: 'tls-fresh' | 'tls-cached') =>
+    fmt((tlsCpu[mode] / (tlsPerPair * args.pairs)) * 1e6, 0);
+  log(
+    `  relay CPU per TLS connection: context per connection ${tlsCpuPerConn('tls-fresh')} us; cached + resumption ${tlsCpuPerConn('tls-cached')} us  ratio ${fmt(tlsCpu['tls-fresh'] / tlsCpu['tls-cached'], 2)}x`,
   );
   const tlsIdentity = { release: 'bench-tls', operatorNamespace: NS };
   const tlsPort = await freePort();
