@@ -32,8 +32,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { parseBenchArgs } from './support/args.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { startKubesim } from '../src/kubesim/index.js';
 import { createInternalService } from './support/internal-service.js';
@@ -54,16 +54,7 @@ const Args = z.object({
   pollMs: z.coerce.number().int().min(20).max(5000).default(2000),
   failures: z.coerce.number().int().min(1).max(10).default(2),
 });
-const args = Args.parse(
-  parseArgs({
-    options: Object.fromEntries(
-      ['clients', 'bytes', 'rounds', 'replicas', 'delay', 'timeout', 'pollMs', 'failures'].map((k) => [
-        k,
-        { type: 'string' as const },
-      ]),
-    ),
-  }).values,
-);
+const args = parseBenchArgs('bench/rolling-restart.ts', Args);
 
 const API_KEY = 'bench_api_key_0123456789';
 const AUTHTOKEN = 'bench_authtoken_0123456789';
