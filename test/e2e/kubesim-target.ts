@@ -20,7 +20,9 @@ import type { ChartValues, E2eTarget } from './target.js';
  * processes (kubesim-pods.ts) with their ServiceAccounts' tokens, so every Kubernetes call the
  * components make is authorized by kubesim from the RBAC objects helm created. The pre-delete
  * hook Job is run as a local `endpoint-binder uninstall` process while helm waits for it, and
- * then marked Complete through `jobs/status`, as the Job controller would.
+ * then marked Complete through `jobs/status`, as the Job controller would. Pre-install and
+ * pre-upgrade hooks (the config check) and post-upgrade hooks (the bindings-off cleanup, run once
+ * the new Deployments are rolled out) are played the same way.
  */
 
 const RELEASE = 'eb';
