@@ -14,8 +14,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { parseBenchArgs } from './support/args.js';
 import { ManagementClient } from '../src/api/client/index.js';
 import { ENDPOINT_ID_ANNOTATION, MANAGED_BY_LABEL } from '../src/binding/identity.js';
 import { resolveControllerConfig } from '../src/controller/config.js';
@@ -40,11 +40,7 @@ const Args = z.object({
     .pipe(z.array(z.number().int().min(1).max(20_000))),
   concurrency: z.coerce.number().int().min(1).max(128).default(16),
 });
-const args = Args.parse(
-  parseArgs({
-    options: { latency: { type: 'string' }, sizes: { type: 'string' }, concurrency: { type: 'string' } },
-  }).values,
-);
+const args = parseBenchArgs('bench/controller.ts', Args);
 
 const EnvInfo = z.object({
   apiUrl: z.string(),

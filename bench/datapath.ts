@@ -17,9 +17,9 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
+import { parseBenchArgs } from './support/args.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { startKubesim } from '../src/kubesim/index.js';
 import { createInternalService } from './support/internal-service.js';
@@ -35,20 +35,7 @@ const Args = z.object({
   tlsConns: z.coerce.number().int().min(100).max(100_000).default(2000),
   pairs: z.coerce.number().int().min(1).max(20).default(3),
 });
-const args = Args.parse(
-  parseArgs({
-    options: {
-      mib: { type: 'string' },
-      conns: { type: 'string' },
-      concurrency: { type: 'string' },
-      pings: { type: 'string' },
-      idle: { type: 'string' },
-      burst: { type: 'string' },
-      tlsConns: { type: 'string' },
-      pairs: { type: 'string' },
-    },
-  }).values,
-);
+const args = parseBenchArgs('bench/datapath.ts', Args);
 
 const API_KEY = 'bench_api_key_0123456789';
 const AUTHTOKEN = 'bench_authtoken_0123456789';

@@ -6,8 +6,8 @@
  *
  *   npx tsx bench/groups.ts [-- --endpoints 10000 --hostnames 10 --runs 5]
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { parseBenchArgs } from './support/args.js';
 import { plan } from '../src/binding/plan.js';
 import { project } from '../src/binding/project.js';
 import type { EndpointRecord, NamespacePhase, ProjectionConfig } from '../src/binding/types.js';
@@ -18,10 +18,7 @@ const Args = z.object({
   hostnames: z.coerce.number().int().min(1).max(1_000).default(10),
   runs: z.coerce.number().int().min(1).max(50).default(5),
 });
-const { values } = parseArgs({
-  options: { endpoints: { type: 'string' }, hostnames: { type: 'string' }, runs: { type: 'string' } },
-});
-const args = Args.parse(values);
+const args = parseBenchArgs('bench/groups.ts', Args);
 
 const OPNS = 'endpoint-binder';
 const config: ProjectionConfig = {

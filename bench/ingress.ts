@@ -5,8 +5,8 @@
  *   npm run bench:ingress [-- --dials 500 --mib 256 --parallel 4]
  */
 import { createHash } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { parseBenchArgs } from './support/args.js';
 import { ManagementClient } from '../src/api/client/index.js';
 import { connectThroughIngress } from '../src/api/ingress/dialer.js';
 import { startEchoUpstream } from '../src/demo/echo-upstream.js';
@@ -17,10 +17,7 @@ const Args = z.object({
   mib: z.coerce.number().int().min(1).max(4096).default(256),
   parallel: z.coerce.number().int().min(1).max(64).default(4),
 });
-const args = Args.parse(
-  parseArgs({ options: { dials: { type: 'string' }, mib: { type: 'string' }, parallel: { type: 'string' } } })
-    .values,
-);
+const args = parseBenchArgs('bench/ingress.ts', Args);
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x5a);
 const URL_ = 'tcp://bench.ingress:9000';

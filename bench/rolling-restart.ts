@@ -35,8 +35,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, connect, type AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { parseBenchArgs } from './support/args.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { startKubesim } from '../src/kubesim/index.js';
 import { createInternalService } from './support/internal-service.js';
@@ -59,24 +59,7 @@ const Args = z.object({
   removal: z.enum(['terminating', 'probe']).default('terminating'),
   propagationMs: z.coerce.number().int().min(0).max(30_000).default(1000),
 });
-const args = Args.parse(
-  parseArgs({
-    options: Object.fromEntries(
-      [
-        'clients',
-        'bytes',
-        'rounds',
-        'replicas',
-        'delay',
-        'timeout',
-        'pollMs',
-        'failures',
-        'removal',
-        'propagationMs',
-      ].map((k) => [k, { type: 'string' as const }]),
-    ),
-  }).values,
-);
+const args = parseBenchArgs('bench/rolling-restart.ts', Args);
 
 const API_KEY = 'bench_api_key_0123456789';
 const AUTHTOKEN = 'bench_authtoken_0123456789';

@@ -27,8 +27,11 @@ export async function preflight(
       apiProbe(config, 10_000),
       kubeGet(transport, '/version', 10_000),
     ]);
+    // With bindings off the chart grants no rights on namespaces (the controller reads none), so
+    // asking would be a 403 retried for ever; the Lease and install record calls find a missing
+    // namespace anyway.
     const namespaceAnswer =
-      cluster.kind === 'ok'
+      cluster.kind === 'ok' && config.bindings.enabled
         ? await kubeGet(transport, `/api/v1/namespaces/${config.operatorNamespace}`, 10_000)
         : undefined;
     const verdict = preflightVerdict({

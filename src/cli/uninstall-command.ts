@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { ManagementClient } from '../api/client/index.js';
-import { uninstall } from '../controller/uninstall.js';
+import { cleanUpServices, uninstall, type UninstallReport } from '../controller/uninstall.js';
 import { KubeClient, kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, type Command } from './command.js';
 import { loadControllerSettings } from './controller-settings.js';
 import { writeOut } from './output.js';
 
-const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [options]
+const usage = `Usage: endpoint-binder uninstall --config <controller config> --policy delete|retain [--services-only] [options]
 
 Applies the uninstall policy of an install (what the Helm chart's pre-delete hook runs). First it
 takes the controllers' Lease (<release>-controller) so the running controllers stand down and
@@ -19,11 +19,18 @@ write nothing more (it waits out their renew deadline), then:
 
 The install is identified by releaseName and operatorNamespace from the controller's config file
 (flags as for \`endpoint-binder controller\`). ENDPOINT_BINDER_API_KEY is needed for delete.
-Prints a JSON report. Exit codes: 0 done, 1 some Service could not be handled, 2 bad usage.
+
+--services-only applies the policy to the Services alone, while the install lives on (what the
+chart's post-upgrade hook runs when bindings.enabled turns false): the Lease is neither taken nor
+marked, the operator stays registered, and no API key is needed.
+
+Prints a JSON report on stdout and one line per Service it could not handle on stderr.
+Exit codes: 0 done, 1 some Service could not be handled, 2 bad usage.
 
 Options:
   --config <file>       the controller's config file
   --policy <policy>     delete or retain (required)
+  --services-only       only the Services: no Lease, no deregistration
   --kubeconfig <file>   kubeconfig (default: in-cluster, then KUBECONFIG, ~/.kube/config)
   --context <name>      kubeconfig context
   -h, --help            show this help`;
@@ -36,10 +43,12 @@ export const uninstallCommand: Command = {
   usage,
   async run(argv) {
     let policyText: string | undefined;
+    let servicesOnly = false;
     const rest: string[] = [];
     for (let i = 0; i < argv.length; i++) {
       const a = argv[i]!;
-      if (a === '--policy') policyText = argv[++i];
+      if (a === '--services-only') servicesOnly = true;
+      else if (a === '--policy') policyText = argv[++i];
       else if (a.startsWith('--policy=')) policyText = a.slice('--policy='.length);
       else rest.push(a);
     }
@@ -50,7 +59,7 @@ export const uninstallCommand: Command = {
       );
     // The API key is only needed to deregister.
     const env = { ...process.env };
-    if (policy.data === 'retain' && !env['ENDPOINT_BINDER_API_KEY'])
+    if ((policy.data === 'retain' || servicesOnly) && !env['ENDPOINT_BINDER_API_KEY'])
       env['ENDPOINT_BINDER_API_KEY'] = 'unused';
     // The selector is not needed to uninstall: a broken one must not block `helm uninstall`.
     const settings = await loadControllerSettings(rest, env, { compileSelector: false });
@@ -62,23 +71,35 @@ export const uninstallCommand: Command = {
         ...(settings.context ? { context: settings.context } : {}),
       }),
     );
+    const identity = { release: config.releaseName, operatorNamespace: config.operatorNamespace };
     const api =
-      policy.data === 'delete'
+      policy.data === 'delete' && !servicesOnly
         ? new ManagementClient({ baseUrl: config.api.baseUrl, apiKey: config.apiKey, retry: { retries: 3 } })
         : undefined;
     try {
-      const report = await uninstall({
-        kube,
-        api,
-        identity: { release: config.releaseName, operatorNamespace: config.operatorNamespace },
-        policy: policy.data,
-        log,
-        renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
-      });
+      const report = servicesOnly
+        ? await cleanUpServices({ kube, identity, policy: policy.data, log })
+        : await uninstall({
+            kube,
+            api,
+            identity,
+            policy: policy.data,
+            log,
+            renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
+          });
       await writeOut(`${JSON.stringify(report)}\n`);
+      for (const line of failureLines(report)) process.stderr.write(`${line}\n`);
       return report.failed.length > 0 ? 1 : 0;
     } finally {
       await api?.close();
     }
   },
 };
+
+/** One human line per Service the policy could not handle. Pure. */
+export function failureLines(report: UninstallReport): string[] {
+  const verb = report.policy === 'delete' ? 'delete' : 'mark orphaned';
+  return report.failed.map(
+    (f) => `endpoint-binder uninstall: could not ${verb} Service ${f.service}: ${f.error}`,
+  );
+}

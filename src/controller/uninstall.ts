@@ -185,6 +185,22 @@ export async function uninstall(opts: {
   }
 }
 
+/**
+ * The uninstall policy applied to this install's Services only, while the install lives on: what
+ * the chart's post-upgrade hook runs when `bindings.enabled` turns false (the controller then has
+ * no Service rights and projects nothing). Unlike `uninstall` it neither takes nor marks the
+ * controllers' Lease (they keep running, without bindings) nor deregisters the operator.
+ */
+export async function cleanUpServices(opts: {
+  kube: KubeClient;
+  identity: InstallIdentity;
+  policy: UninstallPolicy;
+  log: Logger;
+  now?: () => Date;
+}): Promise<UninstallReport> {
+  return await applyPolicy({ ...opts, api: undefined });
+}
+
 async function applyPolicy(opts: {
   kube: KubeClient;
   api: ManagementClient | undefined;

@@ -494,8 +494,22 @@ describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {
       { ...REQUIRED, bindings: { enabled: false } },
       { release: 'eb', namespace: NS },
     );
-    expect(off).toContain('projected before are NOT removed nor marked orphaned');
-    expect(off).toContain('kubectl annotate svc -A -l app.kubernetes.io/managed-by=endpoint-binder,');
+    // Bindings off: the cleanup hook applied the uninstall policy (issue #20); by hand only
+    // when the hook is disabled.
+    expect(off).toContain('post-upgrade hook Job eb-endpoint-binder-cleanup: deleted');
+    expect(off).not.toContain('does not remove');
+    expect(off).not.toContain('kubectl annotate svc');
+    const offRetain = await renderNotes(
+      { ...REQUIRED, bindings: { enabled: false }, uninstall: { policy: 'retain' } },
+      { release: 'eb', namespace: NS },
+    );
+    expect(offRetain).toContain('kept, annotated endpoint-binder.io/orphaned');
+    const offNoHook = await renderNotes(
+      { ...REQUIRED, bindings: { enabled: false }, uninstall: { hook: { enabled: false } } },
+      { release: 'eb', namespace: NS },
+    );
+    expect(offNoHook).toContain('no hook applied the uninstall policy');
+    expect(offNoHook).toContain('kubectl annotate svc -A -l app.kubernetes.io/managed-by=endpoint-binder,');
   });
 
   it('follows namespaces: allow entries open a denied prefix, opt-in mode needs the label', async () => {

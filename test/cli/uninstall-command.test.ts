@@ -2,7 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  ENDPOINT_URL_ANNOTATION,
+  ORPHANED_ANNOTATION,
+  ROLE_ALIAS,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
+  ownershipLabels,
+} from '../../src/binding/identity.js';
 import { runCli } from '../../src/cli/run.js';
+import { failureLines } from '../../src/cli/uninstall-command.js';
 import { UNINSTALLED_AT_ANNOTATION } from '../../src/controller/uninstall.js';
 import { KubeClient, kinds } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
@@ -69,4 +78,94 @@ describe('endpoint-binder uninstall', () => {
     expect(lease?.spec?.holderIdentity).toBe('');
     expect(lease?.metadata.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
   }, 60_000);
+
+  /** One projected endpoint (internal Service in ops naming the alias default/web) and a tenant's Service. */
+  async function project(): Promise<KubeClient> {
+    const kube = new KubeClient(sim!.kubeConfig());
+    const labels = ownershipLabels({ release: 'eb', operatorNamespace: 'ops' });
+    await kube.create(kinds.service, {
+      metadata: {
+        name: 'eb-web',
+        namespace: 'ops',
+        labels: { ...labels, [ROLE_LABEL]: ROLE_INTERNAL },
+        annotations: { [ENDPOINT_URL_ANNOTATION]: 'tcp://web.default:80' },
+      },
+      spec: { type: 'ClusterIP', ports: [{ name: 'tcp-80', port: 80, targetPort: 30001, protocol: 'TCP' }] },
+    });
+    await kube.create(kinds.service, {
+      metadata: { name: 'web', namespace: 'default', labels: { ...labels, [ROLE_LABEL]: ROLE_ALIAS } },
+      spec: { type: 'ExternalName', externalName: 'eb-web.ops.svc.cluster.local' },
+    });
+    await kube.create(kinds.service, {
+      metadata: { name: 'tenant', namespace: 'default' },
+      spec: { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP' }] },
+    });
+    return kube;
+  }
+
+  it.each(['delete', 'retain'] as const)(
+    '--services-only --policy %s handles only the Services: no API key, no Lease, no deregistration',
+    async (policy) => {
+      const { config, kubeconfig } = await setup('true');
+      const kube = await project();
+      // No API key in the environment, and the config's API URL is unreachable: any call to the
+      // management API (a deregistration) would fail the run.
+      vi.stubEnv('ENDPOINT_BINDER_API_KEY', '');
+      const io = captured();
+      const code = await runCli([
+        'uninstall',
+        '--services-only',
+        '--config',
+        config,
+        '--policy',
+        policy,
+        '--kubeconfig',
+        kubeconfig,
+      ]);
+      expect(io.err()).toBe('');
+      expect(code).toBe(0);
+      const report = JSON.parse(io.out().trim().split('\n').pop()!) as Record<string, unknown>;
+      const ours = ['default/web', 'ops/eb-web'];
+      expect(report).toMatchObject({ policy, failed: [], deregistered: [] });
+      expect(
+        [...((policy === 'delete' ? report['deleted'] : report['orphaned']) as string[])].sort(),
+      ).toEqual(ours);
+      for (const [ns, name] of [
+        ['default', 'web'],
+        ['ops', 'eb-web'],
+      ] as const) {
+        const svc = await kube.get(kinds.service, ns, name);
+        if (policy === 'delete') expect(svc).toBeUndefined();
+        else expect(svc?.metadata.annotations?.[ORPHANED_ANNOTATION]).toBeTruthy();
+      }
+      const tenant = await kube.get(kinds.service, 'default', 'tenant');
+      expect(tenant?.metadata.annotations?.[ORPHANED_ANNOTATION]).toBeUndefined();
+      // The Lease was neither taken nor created: the controllers keep running.
+      expect(await kube.get(kinds.lease, 'ops', 'eb-controller')).toBeUndefined();
+    },
+    60_000,
+  );
+
+  it('prints one human line per Service it could not handle', () => {
+    expect(
+      failureLines({
+        policy: 'delete',
+        deleted: [],
+        orphaned: [],
+        deregistered: [],
+        failed: [{ service: 'default/web', error: 'services "web" is forbidden: endpoint-binder fence: …' }],
+      }),
+    ).toEqual([
+      'endpoint-binder uninstall: could not delete Service default/web: services "web" is forbidden: endpoint-binder fence: …',
+    ]);
+    expect(
+      failureLines({
+        policy: 'retain',
+        deleted: [],
+        orphaned: [],
+        deregistered: [],
+        failed: [{ service: 'ops/eb-web', error: 'timeout' }],
+      }),
+    ).toEqual(['endpoint-binder uninstall: could not mark orphaned Service ops/eb-web: timeout']);
+  });
 });

@@ -4,7 +4,7 @@ import { podName, podTemplateSchema, runPod, templateHash, type PodProcess } fro
 
 /**
  * Plays the Job controller and the kubelet for Helm hook Jobs in kubesim: while `done()` is
- * false, every Job of `namespace` whose `helm.sh/hook` names `phase` and that has no condition
+ * false, every Job of `namespace` whose `helm.sh/hook` names one of `phase` and that has no condition
  * yet runs once as a local process (kubesim-pods.ts), and its status is then written through
  * `jobs/status` as the Job controller would: Complete on exit 0, Failed otherwise. Helm, which
  * waits for hook Jobs, then proceeds or fails.
@@ -18,25 +18,27 @@ export interface HookRun {
 export async function playHookJobs(opts: {
   sim: Kubesim;
   namespace: string;
-  phase: string;
+  /** One hook phase or several (an upgrade has pre-upgrade and post-upgrade hooks). */
+  phase: string | readonly string[];
   workDir: string;
   loopbackArgs: (component: string) => string[];
   done: () => boolean;
   /** Called when the Job is seen, before its pod starts (the hook's resources exist by then). */
-  beforeRun?: () => Promise<void>;
+  beforeRun?: (job: V1Job) => Promise<void>;
   /** Called after the pod exited, before the Job's status is written. */
   beforeStatus?: (pod: PodProcess) => Promise<void>;
   onRun?: (run: HookRun) => void;
 }): Promise<HookRun[]> {
   const batch = opts.sim.kubeConfig().makeApiClient(BatchV1Api);
   const played = new Set<string>();
+  const phases: readonly string[] = typeof opts.phase === 'string' ? [opts.phase] : opts.phase;
   const runs: HookRun[] = [];
   // Bounded: helm itself gives up after its timeout; this loop ends when helm has returned.
   for (let i = 0; i < 4 * 60 * 10 && !opts.done(); i++) {
     const jobs = await batch.listNamespacedJob({ namespace: opts.namespace }).catch(() => ({ items: [] }));
     const job = jobs.items.find(
       (j) =>
-        (j.metadata?.annotations?.['helm.sh/hook'] ?? '').split(',').includes(opts.phase) &&
+        (j.metadata?.annotations?.['helm.sh/hook'] ?? '').split(',').some((p) => phases.includes(p)) &&
         !j.status?.conditions?.length &&
         !played.has(j.metadata?.uid ?? ''),
     );
@@ -58,7 +60,7 @@ async function playOne(
   job: V1Job,
 ): Promise<HookRun> {
   const name = job.metadata?.name ?? '';
-  await opts.beforeRun?.();
+  await opts.beforeRun?.(job);
   const started = new Date();
   const pod = await runPod(opts.sim, {
     namespace: opts.namespace,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { startKubesim, type Kubesim, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
@@ -20,7 +20,9 @@ import type { ChartValues, E2eTarget } from './target.js';
  * processes (kubesim-pods.ts) with their ServiceAccounts' tokens, so every Kubernetes call the
  * components make is authorized by kubesim from the RBAC objects helm created. The pre-delete
  * hook Job is run as a local `endpoint-binder uninstall` process while helm waits for it, and
- * then marked Complete through `jobs/status`, as the Job controller would.
+ * then marked Complete through `jobs/status`, as the Job controller would. Pre-install and
+ * pre-upgrade hooks (the config check) and post-upgrade hooks (the bindings-off cleanup, run once
+ * the new Deployments are rolled out) are played the same way.
  */
 
 const RELEASE = 'eb';
@@ -37,6 +39,8 @@ export interface KubesimTarget extends E2eTarget {
   readonly hookRuns: () => HookRun[];
   /** An upgrade that may be refused: helm's error instead of a throw. */
   tryUpgrade(values: ChartValues): Promise<{ ok: boolean; error: string }>;
+  /** An install that may be refused: helm's error instead of a throw. */
+  tryInstall(values: ChartValues): Promise<{ ok: boolean; error: string }>;
 }
 
 const deploymentListSchema = z.object({
@@ -231,7 +235,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
 
     const hookRuns: HookRun[] = [];
     /** The Job controller and kubelet for one phase's hook Jobs while a helm command runs. */
-    const withHooks = async <T>(phase: string, command: Promise<T>): Promise<T> => {
+    const withHooks = async <T>(phase: string | readonly string[], command: Promise<T>): Promise<T> => {
       let finished = false;
       const run = command.finally(() => {
         finished = true;
@@ -261,7 +265,20 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
                     );
                 },
               }
-            : {}),
+            : phase.includes('post-upgrade')
+              ? {
+                  // Post-upgrade hooks run once helm has applied the new objects: by then the
+                  // Deployment controller has started replacing the pods.
+                  beforeRun: async (job: V1Job) => {
+                    // A failed roll-out is reported (crashes) while helm's hook still runs, so
+                    // helm is not left waiting behind a test that already gave up.
+                    if ((job.metadata?.annotations?.['helm.sh/hook'] ?? '').includes('post-upgrade'))
+                      await rollOut().catch((err: unknown) =>
+                        crashes.push(`roll-out before ${job.metadata?.name}: ${String(err)}`),
+                      );
+                  },
+                }
+              : {}),
         }),
       ]);
       return result;
@@ -290,10 +307,18 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
       },
       async upgrade(values) {
         await withHooks(
-          'pre-upgrade',
+          ['pre-upgrade', 'post-upgrade'],
           helm(['upgrade', RELEASE, chart, '-n', NAMESPACE, '-f', valuesFile(values)]),
         );
         await rollOut();
+      },
+      async tryInstall(values) {
+        try {
+          await target.install(values);
+          return { ok: true, error: '' };
+        } catch (err) {
+          return { ok: false, error: err instanceof Error ? err.message : String(err) };
+        }
       },
       async tryUpgrade(values) {
         try {

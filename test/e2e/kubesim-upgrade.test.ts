@@ -1,9 +1,16 @@
-import { AppsV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ManagementClient } from '../../src/api/client/index.js';
-import { ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL, ownershipSelector } from '../../src/binding/identity.js';
+import {
+  ORPHANED_ANNOTATION,
+  ROLE_ALIAS,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
+  ownershipSelector,
+} from '../../src/binding/identity.js';
 import { EXTRA_KEYS_ANNOTATION } from '../../src/binding/services.js';
+import { UNINSTALLED_AT_ANNOTATION } from '../../src/kube/leader/uninstall-mark.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { waitFor } from './exec.js';
 import { startKubesimTarget, type KubesimTarget } from './kubesim-target.js';
@@ -14,7 +21,9 @@ import type { ChartValues } from './target.js';
  * Issue #20: `helm upgrade` cases into kubesim with the real helm, each checked afterwards with a
  * list straight from the API server (not the controller's view): a selector change, extra labels
  * and annotations removed, a port range change, fewer controller replicas, and a selector that
- * does not compile (refused by the pre-upgrade config check, nothing changed).
+ * does not compile (refused by the pre-upgrade config check, nothing changed), bindings turned off
+ * (the post-upgrade cleanup hook deletes this install's Services, or marks them orphaned under the
+ * retain policy; the tenant's Services and the registration stay) and back on.
  */
 
 const helm = k8sTool('helm');
@@ -129,8 +138,15 @@ describe.skipIf('skip' in helm).sequential('helm upgrade into kubesim, checked a
       },
       WAIT,
     );
-    expect(await t.exchange('alpha.apps', 7100, 'ping')).toBe('ping');
-  }, 120_000);
+    // The restarted forwarder opens its listeners once it has listed the internal Services: the
+    // first connections may come before that.
+    await waitFor(
+      'alpha answers on its new port',
+      async () =>
+        (await t.exchange('alpha.apps', 7100, 'ping').catch(() => '')) === 'ping' ? true : undefined,
+      WAIT,
+    );
+  }, 180_000);
 
   it('replicas: one controller after two; the Services are unchanged', async () => {
     const before = (await owned()).map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`).sort();
@@ -200,4 +216,134 @@ describe.skipIf('skip' in helm).sequential('helm upgrade into kubesim, checked a
     expect(after).toEqual(before);
     expect(t.crashes()).toEqual([]);
   }, 120_000);
+  /** Every Service of ours as namespace/name → its ports (port, and targetPort for internal ones). */
+  const portsOf = async (): Promise<Record<string, string>> =>
+    Object.fromEntries(
+      (await owned()).map((s) => [
+        `${s.metadata?.namespace}/${s.metadata?.name}`,
+        (s.spec?.ports ?? [])
+          .map((p) =>
+            s.metadata?.labels?.[ROLE_LABEL] === ROLE_INTERNAL ? `${p.port}>${p.targetPort}` : `${p.port}`,
+          )
+          .sort()
+          .join(','),
+      ]),
+    );
+  const registrations = async (): Promise<string[]> => {
+    const api = new ManagementClient({ baseUrl: t.api.baseUrl, apiKey: t.api.apiKey, retry: { retries: 3 } });
+    try {
+      const ids: string[] = [];
+      for await (const op of api.kubernetesOperators.list())
+        if (op.deployment.name === t.release && op.deployment.namespace === t.namespace) ids.push(op.id);
+      return ids;
+    } finally {
+      await api.close();
+    }
+  };
+  const tenantService = async (): Promise<V1Service> =>
+    await core.readNamespacedService({ namespace: 'apps', name: 'tenant-web' });
+  const leaseMarked = async (): Promise<boolean> => {
+    const lease = await t
+      .kubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace: t.namespace, name: `${t.release}-controller` });
+    return Boolean(lease.metadata?.annotations?.[UNINSTALLED_AT_ANNOTATION]);
+  };
+  let projectedPorts: Record<string, string> = {};
+
+  it('bindings off (policy delete): the cleanup hook deletes every Service of ours; the tenant and the registration stay', async () => {
+    await core.createNamespacedService({
+      namespace: 'apps',
+      body: { metadata: { name: 'tenant-web' }, spec: { ports: [{ port: 80 }] } },
+    });
+    const tenantBefore = (await tenantService()).metadata?.resourceVersion;
+    projectedPorts = await portsOf();
+    expect(Object.keys(projectedPorts).length).toBeGreaterThanOrEqual(4);
+    const registered = await registrations();
+    expect(registered).toHaveLength(1);
+    const runsBefore = t.hookRuns().length;
+
+    await upgrade({ bindings: { enabled: false } });
+
+    const run = t
+      .hookRuns()
+      .slice(runsBefore)
+      .find((r) => r.job === `${t.release}-endpoint-binder-cleanup`);
+    expect(run?.code, run?.output).toBe(0);
+    const report = JSON.parse(
+      (run?.output ?? '')
+        .split('\n')
+        .filter((l) => l.startsWith('{"policy"'))
+        .pop() ?? '{}',
+    ) as { deleted?: string[] };
+    expect([...(report.deleted ?? [])].sort()).toEqual(Object.keys(projectedPorts).sort());
+    // An independent list, once helm has returned: none of ours is left.
+    expect(await owned()).toEqual([]);
+    expect((await tenantService()).metadata?.resourceVersion).toBe(tenantBefore);
+    // The operator stays registered (the same record) and the Lease was neither taken nor marked.
+    expect(await registrations()).toEqual(registered);
+    expect(await leaseMarked()).toBe(false);
+    expect(t.crashes()).toEqual([]);
+  }, 180_000);
+
+  it('bindings back on: the Services come back with their ports', async () => {
+    await upgrade({ bindings: { enabled: true } });
+    await waitFor(
+      'every Service back',
+      async () =>
+        Object.keys(await portsOf()).length === Object.keys(projectedPorts).length ? true : undefined,
+      WAIT,
+    );
+    const back = await portsOf();
+    expect(Object.keys(back).sort()).toEqual(Object.keys(projectedPorts).sort());
+    // The alias ports are the endpoints' ports; the internal ones too (the forwarder port is new).
+    for (const [key, ports] of Object.entries(projectedPorts))
+      expect(back[key]?.replace(/>\d+/g, '')).toBe(ports.replace(/>\d+/g, ''));
+    await waitFor(
+      'alpha answers',
+      async () =>
+        (await t.exchange('alpha.apps', 7100, 'back').catch(() => '')) === 'back' ? true : undefined,
+      WAIT,
+    );
+    expect(t.crashes()).toEqual([]);
+  }, 180_000);
+
+  it('bindings off under policy retain: every Service of ours stays, marked orphaned; back on, the same Services with their old ports', async () => {
+    await upgrade({ uninstall: { policy: 'retain' } });
+    const before = await owned();
+    const uids = Object.fromEntries(
+      before.map((s) => [`${s.metadata?.namespace}/${s.metadata?.name}`, s.metadata?.uid]),
+    );
+    const ports = await portsOf();
+    const tenantBefore = (await tenantService()).metadata?.resourceVersion;
+    const registered = await registrations();
+
+    await upgrade({ bindings: { enabled: false } });
+    const off = await owned();
+    expect(off.map((s) => s.metadata?.uid).sort()).toEqual(Object.values(uids).sort());
+    for (const s of off) expect(s.metadata?.annotations?.[ORPHANED_ANNOTATION]).toBeTruthy();
+    expect((await tenantService()).metadata?.resourceVersion).toBe(tenantBefore);
+    expect(await registrations()).toEqual(registered);
+    expect(await leaseMarked()).toBe(false);
+
+    await upgrade({ bindings: { enabled: true } });
+    await waitFor(
+      'the orphaned mark cleared',
+      async () =>
+        (await owned()).every((s) => !s.metadata?.annotations?.[ORPHANED_ANNOTATION]) ? true : undefined,
+      WAIT,
+    );
+    const on = await owned();
+    expect(
+      Object.fromEntries(on.map((s) => [`${s.metadata?.namespace}/${s.metadata?.name}`, s.metadata?.uid])),
+    ).toEqual(uids);
+    expect(await portsOf()).toEqual(ports);
+    await waitFor(
+      'alpha answers',
+      async () =>
+        (await t.exchange('alpha.apps', 7100, 'kept').catch(() => '')) === 'kept' ? true : undefined,
+      WAIT,
+    );
+    expect(t.crashes()).toEqual([]);
+  }, 300_000);
 });
