@@ -3,6 +3,7 @@ import { anchorOwned } from '../binding/anchors.js';
 import type { ManagementClient } from '../api/client/index.js';
 import {
   ORPHANED_ANNOTATION,
+  STATE_LABEL,
   isOwnedBy,
   ownershipSelector,
   type InstallIdentity,
@@ -265,15 +266,20 @@ async function applyPolicy(opts: {
   return report;
 }
 
+/** The state label of a Service kept by the `retain` policy: no controller keeps it projected. */
+export const ORPHANED_STATE = 'orphaned';
+
 async function markOrphaned(kube: KubeClient, svc: Service, stamp: string): Promise<void> {
   await retryOnConflict(
     async (n) => {
       const live = n === 0 ? svc : await kube.get(kinds.service, svc.metadata.namespace, svc.metadata.name);
       if (!live || live.metadata.annotations?.[ORPHANED_ANNOTATION]) return;
+      // The state label said `projected`; nobody keeps it so any more.
       const next: Service = {
         ...live,
         metadata: {
           ...live.metadata,
+          labels: { ...(live.metadata.labels ?? {}), [STATE_LABEL]: ORPHANED_STATE },
           annotations: { ...(live.metadata.annotations ?? {}), [ORPHANED_ANNOTATION]: stamp },
         },
       };

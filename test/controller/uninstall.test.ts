@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client/index.js';
-import { MANAGED_BY_LABEL, ORPHANED_ANNOTATION } from '../../src/binding/identity.js';
+import { MANAGED_BY_LABEL, ORPHANED_ANNOTATION, STATE_LABEL } from '../../src/binding/identity.js';
 import { UNINSTALLED_AT_ANNOTATION, uninstall } from '../../src/controller/uninstall.js';
 import { kinds } from '../../src/kube/index.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -54,6 +54,12 @@ describe('endpoint-binder uninstall', () => {
       () => owned().filter((s) => s.metadata.annotations?.[ORPHANED_ANNOTATION]).length === 4,
       'marked',
     );
+    // Kept Services no longer claim `projected`.
+    expect(
+      owned()
+        .filter((s) => s.metadata.annotations?.[ORPHANED_ANNOTATION])
+        .map((s) => s.metadata.labels?.[STATE_LABEL]),
+    ).toEqual(['orphaned', 'orphaned', 'orphaned', 'orphaned']);
     // The running controller neither clears the marks nor projects a new endpoint: it stood down.
     env.writes.reset();
     await env.createEndpoint('http://c.prod');
@@ -69,8 +75,13 @@ describe('endpoint-binder uninstall', () => {
     // A new install (a new process) finds the Lease released and leads at once: adopts, clears the marks.
     const again = await env.startController();
     await eventually(
-      () => owned().length === 7 && owned().every((s) => !s.metadata.annotations?.[ORPHANED_ANNOTATION]),
-      'adopted, marks cleared, c projected',
+      () =>
+        owned().length === 7 &&
+        owned().every(
+          (s) =>
+            !s.metadata.annotations?.[ORPHANED_ANNOTATION] && s.metadata.labels?.[STATE_LABEL] !== 'orphaned',
+        ),
+      'adopted, marks and orphaned states cleared, c projected',
       30_000,
     );
     await again.stop();

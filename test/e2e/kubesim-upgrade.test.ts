@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { ManagementClient } from '../../src/api/client/index.js';
 import {
   ORPHANED_ANNOTATION,
+  STATE_LABEL,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
@@ -322,15 +323,22 @@ describe.skipIf('skip' in helm).sequential('helm upgrade into kubesim, checked a
     const off = await owned();
     expect(off.map((s) => s.metadata?.uid).sort()).toEqual(Object.values(uids).sort());
     for (const s of off) expect(s.metadata?.annotations?.[ORPHANED_ANNOTATION]).toBeTruthy();
+    for (const s of off) expect(s.metadata?.labels?.[STATE_LABEL]).toBe('orphaned');
     expect((await tenantService()).metadata?.resourceVersion).toBe(tenantBefore);
     expect(await registrations()).toEqual(registered);
     expect(await leaseMarked()).toBe(false);
 
     await upgrade({ bindings: { enabled: true } });
     await waitFor(
-      'the orphaned mark cleared',
+      'the orphaned mark and state cleared',
       async () =>
-        (await owned()).every((s) => !s.metadata?.annotations?.[ORPHANED_ANNOTATION]) ? true : undefined,
+        (await owned()).every(
+          (s) =>
+            !s.metadata?.annotations?.[ORPHANED_ANNOTATION] &&
+            s.metadata?.labels?.[STATE_LABEL] !== 'orphaned',
+        )
+          ? true
+          : undefined,
       WAIT,
     );
     const on = await owned();
