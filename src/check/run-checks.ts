@@ -7,7 +7,8 @@ import { VERSION } from '../controller/controller.js';
 import type { ControllerConfig } from '../controller/config.js';
 import type { RegistrationSpec } from '../controller/registration.js';
 import { KubeTransport, kinds, objectPath } from '../kube/index.js';
-import { LeaseSchema } from '../kube/objects.js';
+import { ConfigMapSchema, LeaseSchema } from '../kube/objects.js';
+import { ingressChecks, type IngressCheckSettings, type RecordRead } from './ingress-probe.js';
 import {
   apiChecks,
   classifyThrown,
@@ -36,6 +37,8 @@ export interface CheckOptions {
   forwarderUrls?: string[];
   /** Label selector of the forwarder Pods. */
   forwarderSelector: string;
+  /** The binding ingress lines (and `--endpoint`); without it they are not run. */
+  ingress?: IngressCheckSettings;
   now?: () => number;
   timeoutMs?: number;
 }
@@ -199,6 +202,49 @@ async function forwarderReadyz(urls: string[], timeoutMs: number): Promise<{ pod
   return { pods };
 }
 
+async function readInstallRecord(
+  t: KubeTransport,
+  ns: string,
+  name: string,
+  timeoutMs: number,
+): Promise<RecordRead> {
+  const answer = await kubeGet(t, `/api/v1/namespaces/${ns}/configmaps/${name}`, timeoutMs);
+  if (answer.kind === 'ok') {
+    const cm = ConfigMapSchema.safeParse(JSON.parse(answer.value.body));
+    return cm.success ? { record: cm.data } : { error: 'the answer is not a ConfigMap' };
+  }
+  if (answer.kind === 'status' && answer.status === 404) return { record: undefined };
+  return { error: answer.message };
+}
+
+/** An endpoint id's URL from the management API, or one line saying why there is none. */
+async function endpointUrl(
+  config: ControllerConfig,
+  id: string,
+  timeoutMs: number,
+): Promise<{ url: string } | { problem: string }> {
+  const client = new ManagementClient({
+    baseUrl: config.api.baseUrl,
+    apiKey: config.apiKey,
+    timeoutMs: Math.min(config.api.timeoutMs, timeoutMs),
+    retry: { retries: 0 },
+  });
+  try {
+    const ep = await client.endpoints.get(id);
+    return { url: ep.url };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404)
+      return {
+        problem: `no endpoint ${id} in the account of ENDPOINT_BINDER_API_KEY; \`endpoint-binder status\` lists the endpoints, or pass the endpoint URL`,
+      };
+    if (err instanceof ApiError)
+      return { problem: `cannot look up endpoint ${id}: the API answered ${err.status} (${err.msg})` };
+    return { problem: `cannot look up endpoint ${id}: ${classifyThrown(err).message}` };
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
 /** Runs every check in order; a check whose prerequisite failed is listed as not run. */
 export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   const { config } = opts;
@@ -216,6 +262,17 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     endpointSelector: config.bindings.endpointSelector,
   };
   const results: CheckResult[] = [];
+  const ingressLines = async (readRecord: (name: string) => Promise<RecordRead>): Promise<CheckResult[]> => {
+    if (!opts.ingress) return [];
+    if (!config.bindings.enabled)
+      return [pass('ingress', 'binding ingress not used (bindings.enabled: false)')];
+    return ingressChecks(opts.ingress, {
+      readRecord,
+      endpointUrl: (id) => endpointUrl(config, id, timeoutMs),
+      timeoutMs,
+    });
+  };
+  const recordSkipped = (because: string) => () => Promise.resolve<RecordRead>({ skip: because });
   results.push(...apiChecks(config.api.baseUrl, await apiProbe(config, timeoutMs), spec));
 
   const perms = controllerPermissions(ns, leaseName);
@@ -236,6 +293,9 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
       fail('cluster.reachable', 'Kubernetes API reachable', opts.kubeconfigProblem ?? 'no kubeconfig'),
       ...(await clusterDependent('no Kubernetes configuration')),
     );
+    results.push(
+      ...(await ingressLines(recordSkipped('no Kubernetes configuration to read the install record'))),
+    );
     return results;
   }
   const t = new KubeTransport(kc, { timeoutMs });
@@ -245,6 +305,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   results.push(reach);
   if (reach.status !== 'ok') {
     results.push(...(await clusterDependent('the Kubernetes API is not reachable')));
+    results.push(...(await ingressLines(recordSkipped('the Kubernetes API is not reachable'))));
     return results;
   }
 
@@ -288,6 +349,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
         ? forwardersCheck(ns, opts.forwarderSelector, await forwarderReadyz(opts.forwarderUrls, timeoutMs))
         : skipped('forwarders.ready', 'forwarder pods ready with every port bound', because),
     );
+    results.push(...(await ingressLines(recordSkipped(because))));
     return results;
   }
   if (!config.leaderElection.enabled) {
@@ -329,5 +391,6 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
         : await forwarderPods(t, ns, opts.forwarderSelector, timeoutMs),
     ),
   );
+  results.push(...(await ingressLines((name) => readInstallRecord(t, ns, name, timeoutMs))));
   return results;
 }

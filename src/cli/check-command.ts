@@ -3,12 +3,16 @@ import { z } from 'zod';
 import { configCheck } from '../check/config-check.js';
 import { checksDocument, checksExitCode, formatChecks, skipped, type CheckResult } from '../check/result.js';
 import { runChecks } from '../check/run-checks.js';
+import type { IngressCheckSettings } from '../check/ingress-probe.js';
+import type { ControllerConfig } from '../controller/config.js';
 import { kubeConfigFrom } from '../kube/index.js';
 import { UsageError, type Command } from './command.js';
 import { CONTROLLER_SETTINGS_FLAGS, readControllerSettings } from './controller-settings.js';
+import { resolveForwarderConfig } from './forwarder-command.js';
 import { writeOut } from './output.js';
 
-const usage = `Usage: endpoint-binder check [--config-only] [--config <file>] [controller options] [-o table|json]
+const usage = `Usage: endpoint-binder check [--config-only] [--config <file>] [controller options]
+                            [--forwarder-config <file>] [ingress options] [--endpoint <id|url>] [-o table|json]
 
 Diagnoses an install: prints one line per fact (✓ holds, ✗ does not, - not checked because an
 earlier fact failed) with a one-line hint under every ✗, and exits 0 only when every fact holds.
@@ -25,6 +29,12 @@ Checks, in order:
                     held and was renewed within its duration
   forwarders.ready  forwarder Pods Ready (their readiness means every port is bound), or with
                     --forwarder-url each forwarder's /readyz
+  ingress           the binding ingress reachable, its TLS certificate verified and the agent
+                    authtoken accepted: dialled exactly as the forwarder dials (ingress.address, else
+                    the install record ConfigMap <release>-install; ingress.tls, caFile, serverName;
+                    authtokenFile, else ENDPOINT_BINDER_AUTHTOKEN)
+  ingress.endpoint  with --endpoint: one connection through the ingress for that endpoint, and the
+                    ingress's answer (ok, or its ERR_7xx with the text of docs/errors.md)
 In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder check
 
 Options:
@@ -35,6 +45,12 @@ Options:
   --forwarder-url <url>        a forwarder's HTTP server to ask (repeatable; default: list its Pods)
   --forwarder-selector <sel>   label selector of the forwarder Pods
                                (default app.kubernetes.io/instance=<release>,app.kubernetes.io/component=forwarder)
+  --forwarder-config <file>    the forwarder's config file (its ingress.* and authtokenFile are used)
+  --ingress-address <host:port>, --ingress-tls <true|false>, --ingress-ca-file <path>,
+  --ingress-server-name <name>, --authtoken-file <path>
+                               the forwarder's settings of the same names (they win over the file)
+  --endpoint <id|url>          open one connection through the ingress for this endpoint (an id
+                               is looked up in the management API)
   (every flag of \`endpoint-binder controller\`, e.g. --api-url, --operator-namespace)
   -o, --output <f>    table (default) or json (the checks as JSON on stdout)
   -h, --help          show this help
@@ -48,7 +64,45 @@ const ownFlags = z.object({
   'forwarder-selector': z.string().min(1, '--forwarder-selector: must not be empty').optional(),
   'config-only': z.boolean().default(false),
   output: z.enum(['table', 'json'], { error: '--output: must be "table" or "json"' }).default('table'),
+  'forwarder-config': z.string().min(1, '--forwarder-config: must not be empty').optional(),
+  'ingress-address': z.string().optional(),
+  'ingress-tls': z
+    .enum(['true', 'false'], { error: '--ingress-tls: must be true or false' })
+    .transform((v) => v === 'true')
+    .optional(),
+  'ingress-ca-file': z.string().optional(),
+  'ingress-server-name': z.string().optional(),
+  'authtoken-file': z.string().optional(),
+  endpoint: z.string().min(1, '--endpoint: must be an endpoint id or URL').optional(),
 });
+type OwnFlags = z.infer<typeof ownFlags>;
+
+/** The forwarder's ingress settings for this install, read as `endpoint-binder forwarder` reads them. */
+async function ingressSettings(config: ControllerConfig, own: OwnFlags): Promise<IngressCheckSettings> {
+  const flags = {
+    ...(own['forwarder-config'] ? { config: own['forwarder-config'] } : {}),
+    'release-name': config.releaseName,
+    'operator-namespace': config.operatorNamespace,
+    ...(own['ingress-address'] !== undefined ? { 'ingress-address': own['ingress-address'] } : {}),
+    ...(own['ingress-tls'] !== undefined ? { 'ingress-tls': own['ingress-tls'] } : {}),
+    ...(own['ingress-ca-file'] !== undefined ? { 'ingress-ca-file': own['ingress-ca-file'] } : {}),
+    ...(own['ingress-server-name'] !== undefined
+      ? { 'ingress-server-name': own['ingress-server-name'] }
+      : {}),
+    ...(own['authtoken-file'] !== undefined ? { 'authtoken-file': own['authtoken-file'] } : {}),
+  };
+  const endpoint = own.endpoint !== undefined ? { endpoint: own.endpoint } : {};
+  try {
+    return {
+      forwarder: await resolveForwarderConfig(flags, process.env),
+      authtokenFromEnv: process.env['ENDPOINT_BINDER_AUTHTOKEN'],
+      ...endpoint,
+    };
+  } catch (err) {
+    const problem = (err instanceof Error ? err.message : String(err)).replace(/\n\s*/g, '; ');
+    return { forwarder: { problem: `forwarder settings: ${problem}` }, ...endpoint };
+  }
+}
 
 export const checkCommand: Command = {
   name: 'check',
@@ -64,6 +118,13 @@ export const checkCommand: Command = {
           'config-only': { type: 'boolean' },
           'forwarder-url': { type: 'string', multiple: true },
           'forwarder-selector': { type: 'string' },
+          'forwarder-config': { type: 'string' },
+          'ingress-address': { type: 'string' },
+          'ingress-tls': { type: 'string' },
+          'ingress-ca-file': { type: 'string' },
+          'ingress-server-name': { type: 'string' },
+          'authtoken-file': { type: 'string' },
+          endpoint: { type: 'string' },
           output: { type: 'string', short: 'o' },
         },
         strict: true,
@@ -77,6 +138,13 @@ export const checkCommand: Command = {
       output: values['output'],
       'forwarder-url': values['forwarder-url'],
       'forwarder-selector': values['forwarder-selector'],
+      'forwarder-config': values['forwarder-config'],
+      'ingress-address': values['ingress-address'],
+      'ingress-tls': values['ingress-tls'],
+      'ingress-ca-file': values['ingress-ca-file'],
+      'ingress-server-name': values['ingress-server-name'],
+      'authtoken-file': values['authtoken-file'],
+      endpoint: values['endpoint'],
     });
     if (!own.success) throw new UsageError(own.error.issues[0]?.message ?? 'bad flags');
     const settings = await readControllerSettings(values, process.env);
@@ -100,6 +168,7 @@ export const checkCommand: Command = {
             kubeConfig,
             ...(kubeconfigProblem ? { kubeconfigProblem } : {}),
             forwarderUrls: own.data['forwarder-url'],
+            ingress: await ingressSettings(config, own.data),
             forwarderSelector:
               own.data['forwarder-selector'] ??
               `app.kubernetes.io/instance=${config.releaseName},app.kubernetes.io/component=forwarder`,
