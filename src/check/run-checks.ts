@@ -6,7 +6,7 @@ import type { KubernetesOperator } from '../api/schemas/operator.js';
 import { VERSION } from '../controller/controller.js';
 import type { ControllerConfig } from '../controller/config.js';
 import type { RegistrationSpec } from '../controller/registration.js';
-import { KubeTransport, kinds, objectPath } from '../kube/index.js';
+import { KubeApiError, KubeTransport, kinds, objectPath } from '../kube/index.js';
 import { ConfigMapSchema, LeaseSchema } from '../kube/objects.js';
 import { ingressChecks, type IngressCheckSettings, type RecordRead } from './ingress-probe.js';
 import {
@@ -14,6 +14,9 @@ import {
   classifyThrown,
   clusterCheck,
   controllerPermissions,
+  excessRightsCheck,
+  forbiddenRights,
+  type HeldRight,
   forwardersCheck,
   leaseCheck,
   namespaceCheck,
@@ -92,10 +95,16 @@ const SelfReviewAnswer = z
   .object({ status: z.object({ userInfo: z.object({ username: z.string().optional() }).loose() }).loose() })
   .loose();
 
-async function mayI(t: KubeTransport, attrs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+async function mayI(
+  t: KubeTransport,
+  attrs: Record<string, string>,
+  timeoutMs: number,
+  headers?: Record<string, string>,
+): Promise<boolean> {
   const res = await t.json(
     {
       method: 'POST',
+      ...(headers ? { headers } : {}),
       path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
       body: {
         apiVersion: 'authorization.k8s.io/v1',
@@ -245,6 +254,60 @@ async function endpointUrl(
   }
 }
 
+/**
+ * The forbidden rights the controller's service account holds. Run in one of this install's pods
+ * (a service account of the operator namespace) it asks about itself; from elsewhere (a laptop's
+ * kubeconfig) it asks as the chart's controller account by impersonation, and is skipped when the
+ * caller may not impersonate.
+ */
+async function excessRights(
+  t: KubeTransport,
+  config: ControllerConfig,
+  identity: string | undefined,
+  timeoutMs: number,
+): Promise<CheckResult> {
+  const ns = config.operatorNamespace;
+  const self = identity?.startsWith(`system:serviceaccount:${ns}:`) ?? false;
+  const who = self ? identity! : `system:serviceaccount:${ns}:${config.releaseName}-controller`;
+  const headers = self ? undefined : { 'Impersonate-User': who };
+  const asks: HeldRight[] = forbiddenRights(config.bindings.enabled).flatMap((right) =>
+    right.verbs.flatMap((verb) => [
+      { verb, right },
+      ...(right.namespaced ? [{ verb, right, namespace: ns }] : []),
+    ]),
+  );
+  try {
+    const allowed = await Promise.all(
+      asks.map((a) =>
+        mayI(
+          t,
+          {
+            verb: a.verb,
+            group: a.right.group,
+            resource: a.right.resource,
+            ...(a.right.subresource ? { subresource: a.right.subresource } : {}),
+            ...(a.namespace ? { namespace: a.namespace } : {}),
+          },
+          timeoutMs,
+          headers,
+        ),
+      ),
+    );
+    const held = asks.filter((_, i) => allowed[i]);
+    // A right held in every namespace is named once, not again for the operator namespace.
+    const everywhere = new Set(held.filter((h) => !h.namespace).map((h) => `${h.verb} ${h.right.resource}`));
+    return excessRightsCheck(who, {
+      held: held.filter((h) => !h.namespace || !everywhere.has(`${h.verb} ${h.right.resource}`)),
+    });
+  } catch (err) {
+    if (!self && err instanceof KubeApiError && err.code === 403)
+      return excessRightsCheck(who, {
+        skip: `this identity may not impersonate ${who}; run check in the controller's pod (kubectl exec)`,
+      });
+    return excessRightsCheck(who, { error: errorText(err) });
+  }
+}
+
 /** Runs every check in order; a check whose prerequisite failed is listed as not run. */
 export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   const { config } = opts;
@@ -280,6 +343,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     ...perms
       .map((p) => permissionCheck(p, { error: because }, ''))
       .map((r) => skipped(r.id, r.title, because)),
+    excessRightsCheck(`system:serviceaccount:${ns}:${config.releaseName}-controller`, { skip: because }),
     skipped('cluster.namespace', `operator namespace "${ns}" exists`, because),
     skipped('cluster.lease', `Lease ${ns}/${leaseName} held and renewed recently`, because),
     ...(opts.forwarderUrls?.length
@@ -324,6 +388,8 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
       results.push(permissionCheck(p, { error: errorText(err) }, who));
     }
   }
+
+  results.push(await excessRights(t, config, who === 'this identity' ? undefined : who, timeoutMs));
 
   const nsAnswer = await kubeGet(t, `/api/v1/namespaces/${ns}`, timeoutMs);
   if (nsAnswer.kind === 'ok') {

@@ -25,8 +25,10 @@ Checks, in order:
   api.*             management API reachable, TLS verified, API key accepted, this install's operator
                     record present and matching the config (selector, description, features)
   cluster.*         Kubernetes API reachable; the identity may do every verb the controller needs
-                    (SelfSubjectAccessReview); the operator namespace exists; the controller Lease is
-                    held and was renewed within its duration
+                    (SelfSubjectAccessReview); the controller's service account holds nothing the
+                    chart does not grant (secrets, impersonate, escalate/bind, pods/exec, Service
+                    patch, fence policy writes; asked by impersonation when not run as it); the
+                    operator namespace exists; the controller Lease is held and renewed recently
   forwarders.ready  forwarder Pods Ready (their readiness means every port is bound), or with
                     --forwarder-url each forwarder's /readyz
   ingress           the binding ingress reachable, its TLS certificate verified and the agent

@@ -125,6 +125,7 @@ describe('endpoint-binder check', () => {
       'cluster.lease',
       'forwarders.ready',
       'ingress',
+      'cluster.excess-rights',
     ])
       expect(ids).toContain(id);
     expect(ids.filter((id) => id.startsWith('cluster.rbac.')).length).toBe(5);
@@ -233,6 +234,80 @@ describe('endpoint-binder check', () => {
       expect(results.find((r) => r.id === 'cluster.rbac.events.create-patch')!.hint).toContain(
         'system:serviceaccount:endpoint-binder:endpoint-binder-controller may not create, patch events',
       );
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('a service account holding more than the chart grants fails exactly the excess-rights line, naming each extra right', async () => {
+    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    const sa = 'system:serviceaccount:endpoint-binder:endpoint-binder-controller';
+    const sim = await startKubesim({
+      initialNamespaces: ['default', OPERATOR_NS],
+      tokens: [
+        {
+          token: 'controller-sa-token',
+          user: sa,
+          rules: [
+            // The chart's rules, with every verb on Services instead of its six...
+            { apiGroups: [''], resources: ['services'], verbs: ['*'] },
+            { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+            { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+            {
+              apiGroups: ['coordination.k8s.io'],
+              resources: ['leases'],
+              verbs: ['get', 'update', 'create'],
+              namespaces: [OPERATOR_NS],
+            },
+            // ...and Secrets in the operator namespace.
+            { apiGroups: [''], resources: ['secrets'], verbs: ['get'], namespaces: [OPERATOR_NS] },
+          ],
+        },
+      ],
+    });
+    try {
+      await api(sim, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NS}/leases`, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'endpoint-binder-controller' },
+        spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 3600, renewTime: now, acquireTime: now },
+      });
+      const results = await check(config(), { sim, token: 'controller-sa-token' });
+      expect(failed(results), formatChecks(results)).toEqual(['cluster.excess-rights']);
+      const line = results.find((r) => r.id === 'cluster.excess-rights')!;
+      expect(line.title).toContain(sa);
+      expect(line.hint).toBe(
+        `it may also get secrets in ${OPERATOR_NS}, patch services, deletecollection services ` +
+          '(the controller reads no Secret; Services are replaced, never patched, and deleted one by one); ' +
+          `remove the extra (Cluster)RoleBinding: kubectl auth can-i --list --as ${sa}`,
+      );
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it("from a kubeconfig that is not the service account, the rights of the chart's controller account are asked by impersonation", async () => {
+    const sim = await startKubesim({ initialNamespaces: ['default', OPERATOR_NS] });
+    try {
+      const grant = await api(sim, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'too-much' },
+        rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'] }],
+      });
+      expect(grant.status).toBe(201);
+      const bind = await api(sim, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'too-much' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'too-much' },
+        subjects: [{ kind: 'ServiceAccount', name: 'endpoint-binder-controller', namespace: OPERATOR_NS }],
+      });
+      expect(bind.status).toBe(201);
+      const results = await check(config(), { sim });
+      const line = results.find((r) => r.id === 'cluster.excess-rights')!;
+      expect(line.status, formatChecks(results)).toBe('fail');
+      expect(line.hint).toMatch(/^it may also impersonate users \(the controller acts only as itself\)/);
     } finally {
       await sim.stop();
     }
