@@ -3,6 +3,8 @@ import { ManagementClient } from '../api/client/index.js';
 import { uninstall } from '../controller/uninstall.js';
 import { KubeClient, kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
+import { systemClock } from '../time/clock.js';
+import { formatCount } from '../time/progress.js';
 import { UsageError, type Command } from './command.js';
 import { loadControllerSettings } from './controller-settings.js';
 import { writeOut } from './output.js';
@@ -19,7 +21,9 @@ write nothing more (it waits out their renew deadline), then:
 
 The install is identified by releaseName and operatorNamespace from the controller's config file
 (flags as for \`endpoint-binder controller\`). ENDPOINT_BINDER_API_KEY is needed for delete.
-Prints a JSON report. Exit codes: 0 done, 1 some Service could not be handled, 2 bad usage.
+Prints a JSON report on stdout; logs, and every 2 s while it works a progress line
+(applied 2,000 of 6,000 writes), go to stderr. Exit codes: 0 done, 1 some Service could not be
+handled, 2 bad usage.
 
 Options:
   --config <file>       the controller's config file
@@ -27,6 +31,11 @@ Options:
   --kubeconfig <file>   kubeconfig (default: in-cluster, then KUBECONFIG, ~/.kube/config)
   --context <name>      kubeconfig context
   -h, --help            show this help`;
+
+/** The progress line on stderr while Services are deleted or marked. */
+export function uninstallProgressLine(done: number, total: number): string {
+  return `applied ${formatCount(done)} of ${formatCount(total)} writes\n`;
+}
 
 const PolicySchema = z.enum(['delete', 'retain'], { error: 'must be "delete" or "retain"' });
 
@@ -55,7 +64,8 @@ export const uninstallCommand: Command = {
     // The selector is not needed to uninstall: a broken one must not block `helm uninstall`.
     const settings = await loadControllerSettings(rest, env, { compileSelector: false });
     const { config } = settings;
-    const log = createLogger({ name: 'uninstall', level: config.logLevel });
+    // stdout carries only the report, so `uninstall ... > report.json` is machine-readable.
+    const log = createLogger({ name: 'uninstall', level: config.logLevel, destination: process.stderr });
     const kube = new KubeClient(
       kubeConfigFrom({
         ...(settings.kubeconfig ? { kubeconfigPath: settings.kubeconfig } : {}),
@@ -74,6 +84,10 @@ export const uninstallCommand: Command = {
         policy: policy.data,
         log,
         renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
+        progress: {
+          clock: systemClock,
+          report: (done, total) => process.stderr.write(uninstallProgressLine(done, total)),
+        },
       });
       await writeOut(`${JSON.stringify(report)}\n`);
       return report.failed.length > 0 ? 1 : 0;
