@@ -246,7 +246,12 @@ async function applyPolicy(opts: {
   const progress = opts.progress;
   if (progress) {
     await withProgress(
-      { clock: progress.clock, done: () => handled, total: trusted.length, report: progress.report },
+      {
+        clock: progress.clock,
+        done: () => handled,
+        total: trusted.length,
+        report: (d, t) => progress.report(d, t),
+      },
       handleAll(),
     );
   } else await handleAll();

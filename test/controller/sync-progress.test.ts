@@ -22,9 +22,9 @@ class GatedServiceApi extends FakeServiceApi {
   private waiting: (() => void)[] = [];
   private opened = false;
 
-  override async create(svc: Service, signal?: AbortSignal): Promise<Service> {
+  override async create(svc: Service): Promise<Service> {
     if (!this.opened) await new Promise<void>((r) => this.waiting.push(r));
-    return super.create(svc, signal);
+    return super.create(svc);
   }
 
   open(): void {
