@@ -37,6 +37,7 @@ import { forwarderMetrics } from './metrics.js';
 import { TurnedAway } from './turned-away.js';
 import { forwarderStatus } from './forwarder-status.js';
 import { UrlHealthRecorder } from './url-health.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface Readiness {
   ready: boolean;
@@ -58,6 +59,8 @@ export interface ForwarderOptions {
   cacheTuning?: Partial<CacheTuning>;
   /** How often the authtoken and CA files are re-read besides the directory watch; 10 s. */
   filePollMs?: number;
+  /** Time of the per-URL data-path health and `/status` (tests pass a manual clock); default the system's. */
+  clock?: Clock;
 }
 
 export interface Forwarder {
@@ -85,6 +88,7 @@ export interface Forwarder {
 
 export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder> {
   const { config } = opts;
+  const clock = opts.clock ?? systemClock;
   const log = opts.logger.child({ component: 'forwarder' });
   const registry = opts.registry ?? new Registry();
   const metrics = forwarderMetrics(registry);
@@ -194,7 +198,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     ...(descriptorLimit !== undefined ? { descriptorLimit } : {}),
     onStateChange: () => publishReady(),
     observe: (port, url, result) => {
-      urlHealth.record(url, result, Date.now());
+      urlHealth.record(url, result, clock.now());
       const labels = { port: String(port), url, result: result.ok ? 'ok' : (result.code ?? 'no_ingress') };
       urlSeries.set(JSON.stringify(labels), labels);
       metrics.urlDials.inc(labels);
@@ -368,7 +372,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       return { ok: r.ready, reasons: r.reasons };
     },
     json: {
-      '/status': () => forwarderStatus(readiness(), listeners.status(), urlHealth, Date.now()),
+      '/status': () => forwarderStatus(readiness(), listeners.status(), urlHealth, clock.now()),
     },
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
