@@ -15,7 +15,8 @@ const usage = `Usage: endpoint-binder check [--config-only] [--config <file>] [c
                             [--forwarder-config <file>] [ingress options] [--endpoint <id|url>] [-o table|json]
 
 Diagnoses an install: prints one line per fact (✓ holds, ✗ does not, - not checked because an
-earlier fact failed) with a one-line hint under every ✗, and exits 0 only when every fact holds.
+earlier fact failed or a setting it needs is missing) with a one-line hint under every ✗, and
+exits 0 only when every fact holds.
 Reads its settings exactly as \`endpoint-binder controller\` does (the config file, the same flags,
 ENDPOINT_BINDER_API_KEY and POD_NAMESPACE from the environment), so it runs the same in the
 controller's pod (kubectl exec), on a laptop with a kubeconfig, and against \`npm start\`.
@@ -38,6 +39,8 @@ Checks, in order:
   ingress.endpoint  with --endpoint: one connection through the ingress for that endpoint, and the
                     ingress's answer (ok, or its ERR_7xx with the text of docs/errors.md)
 In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder check
+(the controller's pod does not mount the authtoken: there the ingress line is "-" unless
+ENDPOINT_BINDER_AUTHTOKEN is set)
 
 Options:
   --config-only       check the config only (file, flags, environment); no network access
