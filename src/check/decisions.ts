@@ -365,3 +365,109 @@ export function forwardersCheck(
   }
   return pass('forwarders.ready', `${title} (${seen.pods.length})`);
 }
+
+/** A right the controller's service account must not hold: the chart never grants it. */
+export interface ForbiddenRight {
+  group: string;
+  resource: string;
+  subresource?: string;
+  verbs: readonly string[];
+  /** Also asked in the operator namespace (a Role there); cluster-wide is always asked. */
+  namespaced: boolean;
+  why: string;
+}
+
+/**
+ * What RBAC can express of the fence's forbidden list (the fence itself judges Service types and
+ * labels, which no RBAC rule can): rights beyond the chart's rules that would let a stolen
+ * controller token read secrets, act as someone else, grant itself more, or switch the fence off.
+ */
+export function forbiddenRights(bindingsEnabled: boolean): ForbiddenRight[] {
+  const rights: ForbiddenRight[] = [
+    {
+      group: '',
+      resource: 'secrets',
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      namespaced: true,
+      why: 'the controller reads no Secret',
+    },
+    {
+      group: '',
+      resource: 'services',
+      verbs: bindingsEnabled
+        ? ['patch', 'deletecollection']
+        : ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'],
+      namespaced: false,
+      why: bindingsEnabled
+        ? 'Services are replaced, never patched, and deleted one by one'
+        : 'bindings.enabled is false: the controller needs no Service rights',
+    },
+    {
+      group: '',
+      resource: 'pods',
+      subresource: 'exec',
+      verbs: ['create'],
+      namespaced: true,
+      why: 'the controller runs nothing in pods',
+    },
+    ...['users', 'groups', 'serviceaccounts'].map((resource): ForbiddenRight => ({
+      group: '',
+      resource,
+      verbs: ['impersonate'],
+      namespaced: false,
+      why: 'the controller acts only as itself',
+    })),
+    ...['clusterroles', 'roles'].map((resource): ForbiddenRight => ({
+      group: 'rbac.authorization.k8s.io',
+      resource,
+      verbs: ['escalate', 'bind'],
+      namespaced: false,
+      why: 'the controller grants no rights',
+    })),
+    ...['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].map(
+      (resource): ForbiddenRight => ({
+        group: 'admissionregistration.k8s.io',
+        resource,
+        verbs: ['update', 'patch', 'delete'],
+        namespaced: false,
+        why: 'the fence must not be switched off by the account it fences',
+      }),
+    ),
+  ];
+  return rights;
+}
+
+/** One right found held, as `kubectl auth can-i` would name it. */
+export interface HeldRight {
+  verb: string;
+  right: ForbiddenRight;
+  /** undefined: in every namespace. */
+  namespace?: string;
+}
+
+function rightName(h: HeldRight): string {
+  const res = `${h.right.resource}${h.right.subresource ? `/${h.right.subresource}` : ''}${h.right.group ? `.${h.right.group}` : ''}`;
+  return `${h.verb} ${res}${h.namespace ? ` in ${h.namespace}` : ''}`;
+}
+
+export const EXCESS_RIGHTS_ID = 'cluster.excess-rights';
+
+/**
+ * The line about rights beyond the chart's: `held` lists every forbidden right a review allowed.
+ * `who` is the service account judged; `how` says whether it was asked directly or impersonated.
+ */
+export function excessRightsCheck(
+  who: string,
+  seen: { held: HeldRight[] } | { error: string } | { skip: string },
+): CheckResult {
+  const title = `${who} holds no rights beyond the chart's (no secrets, impersonate, escalate/bind, pods/exec, Service patch, fence policy writes)`;
+  if ('skip' in seen) return skipped(EXCESS_RIGHTS_ID, title, seen.skip);
+  if ('error' in seen) return fail(EXCESS_RIGHTS_ID, title, `SelfSubjectAccessReview failed: ${seen.error}`);
+  if (seen.held.length === 0) return pass(EXCESS_RIGHTS_ID, title);
+  const whys = [...new Set(seen.held.map((h) => h.right.why))];
+  return fail(
+    EXCESS_RIGHTS_ID,
+    title,
+    `it may also ${seen.held.map(rightName).join(', ')} (${whys.join('; ')}); remove the extra (Cluster)RoleBinding: kubectl auth can-i --list --as ${who}`,
+  );
+}

@@ -6,13 +6,17 @@ import type { KubernetesOperator } from '../api/schemas/operator.js';
 import { VERSION } from '../controller/controller.js';
 import type { ControllerConfig } from '../controller/config.js';
 import type { RegistrationSpec } from '../controller/registration.js';
-import { KubeTransport, kinds, objectPath } from '../kube/index.js';
-import { LeaseSchema } from '../kube/objects.js';
+import { KubeApiError, KubeTransport, kinds, objectPath } from '../kube/index.js';
+import { ConfigMapSchema, LeaseSchema } from '../kube/objects.js';
+import { ingressChecks, type IngressCheckSettings, type RecordRead } from './ingress-probe.js';
 import {
   apiChecks,
   classifyThrown,
   clusterCheck,
   controllerPermissions,
+  excessRightsCheck,
+  forbiddenRights,
+  type HeldRight,
   forwardersCheck,
   leaseCheck,
   namespaceCheck,
@@ -36,6 +40,10 @@ export interface CheckOptions {
   forwarderUrls?: string[];
   /** Label selector of the forwarder Pods. */
   forwarderSelector: string;
+  /** The controller's service account (`--service-account`); found by the chart's labels otherwise. */
+  controllerServiceAccount?: string;
+  /** The binding ingress lines (and `--endpoint`); without it they are not run. */
+  ingress?: IngressCheckSettings;
   now?: () => number;
   timeoutMs?: number;
 }
@@ -89,10 +97,16 @@ const SelfReviewAnswer = z
   .object({ status: z.object({ userInfo: z.object({ username: z.string().optional() }).loose() }).loose() })
   .loose();
 
-async function mayI(t: KubeTransport, attrs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+async function mayI(
+  t: KubeTransport,
+  attrs: Record<string, string>,
+  timeoutMs: number,
+  headers?: Record<string, string>,
+): Promise<boolean> {
   const res = await t.json(
     {
       method: 'POST',
+      ...(headers ? { headers } : {}),
       path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
       body: {
         apiVersion: 'authorization.k8s.io/v1',
@@ -151,6 +165,39 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+const ServiceAccountList = z.object({
+  items: z.array(z.object({ metadata: z.object({ name: z.string() }) })),
+});
+
+/**
+ * The controller's service account as the chart names it (`<fullname>-controller`, or
+ * `controller.serviceAccount.name`): the one ServiceAccount with the chart's instance and
+ * component labels in the operator namespace.
+ */
+async function controllerAccount(
+  t: KubeTransport,
+  config: ControllerConfig,
+  timeoutMs: number,
+): Promise<string | { skip: string }> {
+  const ns = config.operatorNamespace;
+  const selector = `app.kubernetes.io/instance=${config.releaseName},app.kubernetes.io/component=controller`;
+  try {
+    const res = await t.json(
+      { path: `/api/v1/namespaces/${ns}/serviceaccounts`, query: { labelSelector: selector }, timeoutMs },
+      ServiceAccountList,
+    );
+    const names = res.items.map((i) => i.metadata.name);
+    if (names.length === 1) return names[0]!;
+    return {
+      skip: `${names.length === 0 ? 'no' : `${names.length}`} ServiceAccounts in ${ns} match ${selector}; name the controller's with --service-account`,
+    };
+  } catch (err) {
+    return {
+      skip: `cannot list ServiceAccounts in ${ns} (${errorText(err)}); name the controller's with --service-account`,
+    };
+  }
+}
+
 async function forwarderPods(
   t: KubeTransport,
   ns: string,
@@ -199,6 +246,107 @@ async function forwarderReadyz(urls: string[], timeoutMs: number): Promise<{ pod
   return { pods };
 }
 
+async function readInstallRecord(
+  t: KubeTransport,
+  ns: string,
+  name: string,
+  timeoutMs: number,
+): Promise<RecordRead> {
+  const answer = await kubeGet(t, `/api/v1/namespaces/${ns}/configmaps/${name}`, timeoutMs);
+  if (answer.kind === 'ok') {
+    const cm = ConfigMapSchema.safeParse(JSON.parse(answer.value.body));
+    return cm.success ? { record: cm.data } : { error: 'the answer is not a ConfigMap' };
+  }
+  if (answer.kind === 'status' && answer.status === 404) return { record: undefined };
+  return { error: answer.message };
+}
+
+/** An endpoint id's URL from the management API, or one line saying why there is none. */
+async function endpointUrl(
+  config: ControllerConfig,
+  id: string,
+  timeoutMs: number,
+): Promise<{ url: string } | { problem: string }> {
+  const client = new ManagementClient({
+    baseUrl: config.api.baseUrl,
+    apiKey: config.apiKey,
+    timeoutMs: Math.min(config.api.timeoutMs, timeoutMs),
+    retry: { retries: 0 },
+  });
+  try {
+    const ep = await client.endpoints.get(id);
+    return { url: ep.url };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404)
+      return {
+        problem: `no endpoint ${id} in the account of ENDPOINT_BINDER_API_KEY; \`endpoint-binder status\` lists the endpoints, or pass the endpoint URL`,
+      };
+    if (err instanceof ApiError)
+      return { problem: `cannot look up endpoint ${id}: the API answered ${err.status} (${err.msg})` };
+    return { problem: `cannot look up endpoint ${id}: ${classifyThrown(err).message}` };
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The forbidden rights the controller's service account holds. Run in one of this install's pods
+ * (a service account of the operator namespace) it asks about itself; from elsewhere (a laptop's
+ * kubeconfig) it asks as the chart's controller account by impersonation, and is skipped when the
+ * caller may not impersonate.
+ */
+async function excessRights(
+  t: KubeTransport,
+  config: ControllerConfig,
+  identity: string | undefined,
+  timeoutMs: number,
+  named: string | undefined,
+): Promise<CheckResult> {
+  const ns = config.operatorNamespace;
+  const self = identity?.startsWith(`system:serviceaccount:${ns}:`) ?? false;
+  const account = self ? undefined : (named ?? (await controllerAccount(t, config, timeoutMs)));
+  if (!self && typeof account !== 'string')
+    return excessRightsCheck(`the controller's service account in ${ns}`, { skip: account!.skip });
+  const who = self ? identity! : `system:serviceaccount:${ns}:${account as string}`;
+  const headers = self ? undefined : { 'Impersonate-User': who };
+  const asks: HeldRight[] = forbiddenRights(config.bindings.enabled).flatMap((right) =>
+    right.verbs.flatMap((verb) => [
+      { verb, right },
+      ...(right.namespaced ? [{ verb, right, namespace: ns }] : []),
+    ]),
+  );
+  try {
+    const allowed = await Promise.all(
+      asks.map((a) =>
+        mayI(
+          t,
+          {
+            verb: a.verb,
+            group: a.right.group,
+            resource: a.right.resource,
+            ...(a.right.subresource ? { subresource: a.right.subresource } : {}),
+            ...(a.namespace ? { namespace: a.namespace } : {}),
+          },
+          timeoutMs,
+          headers,
+        ),
+      ),
+    );
+    const held = asks.filter((_, i) => allowed[i]);
+    // A right held in every namespace is named once, not again for the operator namespace.
+    const everywhere = new Set(held.filter((h) => !h.namespace).map((h) => `${h.verb} ${h.right.resource}`));
+    return excessRightsCheck(who, {
+      held: held.filter((h) => !h.namespace || !everywhere.has(`${h.verb} ${h.right.resource}`)),
+    });
+  } catch (err) {
+    if (!self && err instanceof KubeApiError && err.code === 403)
+      return excessRightsCheck(who, {
+        skip: `this identity may not impersonate ${who}; run check in the controller's pod (kubectl exec)`,
+      });
+    return excessRightsCheck(who, { error: errorText(err) });
+  }
+}
+
 /** Runs every check in order; a check whose prerequisite failed is listed as not run. */
 export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   const { config } = opts;
@@ -216,6 +364,17 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     endpointSelector: config.bindings.endpointSelector,
   };
   const results: CheckResult[] = [];
+  const ingressLines = async (readRecord: (name: string) => Promise<RecordRead>): Promise<CheckResult[]> => {
+    if (!opts.ingress) return [];
+    if (!config.bindings.enabled)
+      return [pass('ingress', 'binding ingress not used (bindings.enabled: false)')];
+    return ingressChecks(opts.ingress, {
+      readRecord,
+      endpointUrl: (id) => endpointUrl(config, id, timeoutMs),
+      timeoutMs,
+    });
+  };
+  const recordSkipped = (because: string) => () => Promise.resolve<RecordRead>({ skip: because });
   results.push(...apiChecks(config.api.baseUrl, await apiProbe(config, timeoutMs), spec));
 
   const perms = controllerPermissions(ns, leaseName);
@@ -223,6 +382,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     ...perms
       .map((p) => permissionCheck(p, { error: because }, ''))
       .map((r) => skipped(r.id, r.title, because)),
+    excessRightsCheck(`the controller's service account in ${ns}`, { skip: because }),
     skipped('cluster.namespace', `operator namespace "${ns}" exists`, because),
     skipped('cluster.lease', `Lease ${ns}/${leaseName} held and renewed recently`, because),
     ...(opts.forwarderUrls?.length
@@ -236,6 +396,9 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
       fail('cluster.reachable', 'Kubernetes API reachable', opts.kubeconfigProblem ?? 'no kubeconfig'),
       ...(await clusterDependent('no Kubernetes configuration')),
     );
+    results.push(
+      ...(await ingressLines(recordSkipped('no Kubernetes configuration to read the install record'))),
+    );
     return results;
   }
   const t = new KubeTransport(kc, { timeoutMs });
@@ -245,6 +408,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   results.push(reach);
   if (reach.status !== 'ok') {
     results.push(...(await clusterDependent('the Kubernetes API is not reachable')));
+    results.push(...(await ingressLines(recordSkipped('the Kubernetes API is not reachable'))));
     return results;
   }
 
@@ -263,6 +427,16 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
       results.push(permissionCheck(p, { error: errorText(err) }, who));
     }
   }
+
+  results.push(
+    await excessRights(
+      t,
+      config,
+      who === 'this identity' ? undefined : who,
+      timeoutMs,
+      opts.controllerServiceAccount,
+    ),
+  );
 
   const nsAnswer = await kubeGet(t, `/api/v1/namespaces/${ns}`, timeoutMs);
   if (nsAnswer.kind === 'ok') {
@@ -288,6 +462,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
         ? forwardersCheck(ns, opts.forwarderSelector, await forwarderReadyz(opts.forwarderUrls, timeoutMs))
         : skipped('forwarders.ready', 'forwarder pods ready with every port bound', because),
     );
+    results.push(...(await ingressLines(recordSkipped(because))));
     return results;
   }
   if (!config.leaderElection.enabled) {
@@ -329,5 +504,6 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
         : await forwarderPods(t, ns, opts.forwarderSelector, timeoutMs),
     ),
   );
+  results.push(...(await ingressLines((name) => readInstallRecord(t, ns, name, timeoutMs))));
   return results;
 }

@@ -3,15 +3,20 @@ import { z } from 'zod';
 import { configCheck } from '../check/config-check.js';
 import { checksDocument, checksExitCode, formatChecks, skipped, type CheckResult } from '../check/result.js';
 import { runChecks } from '../check/run-checks.js';
+import type { IngressCheckSettings } from '../check/ingress-probe.js';
+import type { ControllerConfig } from '../controller/config.js';
 import { kubeConfigFrom } from '../kube/index.js';
 import { UsageError, type Command } from './command.js';
 import { CONTROLLER_SETTINGS_FLAGS, readControllerSettings } from './controller-settings.js';
+import { resolveForwarderConfig } from './forwarder-command.js';
 import { writeOut } from './output.js';
 
-const usage = `Usage: endpoint-binder check [--config-only] [--config <file>] [controller options] [-o table|json]
+const usage = `Usage: endpoint-binder check [--config-only] [--config <file>] [controller options]
+                            [--forwarder-config <file>] [ingress options] [--endpoint <id|url>] [-o table|json]
 
 Diagnoses an install: prints one line per fact (✓ holds, ✗ does not, - not checked because an
-earlier fact failed) with a one-line hint under every ✗, and exits 0 only when every fact holds.
+earlier fact failed or a setting it needs is missing) with a one-line hint under every ✗, and
+exits 0 only when every fact holds.
 Reads its settings exactly as \`endpoint-binder controller\` does (the config file, the same flags,
 ENDPOINT_BINDER_API_KEY and POD_NAMESPACE from the environment), so it runs the same in the
 controller's pod (kubectl exec), on a laptop with a kubeconfig, and against \`npm start\`.
@@ -21,11 +26,21 @@ Checks, in order:
   api.*             management API reachable, TLS verified, API key accepted, this install's operator
                     record present and matching the config (selector, description, features)
   cluster.*         Kubernetes API reachable; the identity may do every verb the controller needs
-                    (SelfSubjectAccessReview); the operator namespace exists; the controller Lease is
-                    held and was renewed within its duration
+                    (SelfSubjectAccessReview); the controller's service account holds nothing the
+                    chart does not grant (secrets, impersonate, escalate/bind, pods/exec, Service
+                    patch, fence policy writes; asked by impersonation when not run as it); the
+                    operator namespace exists; the controller Lease is held and renewed recently
   forwarders.ready  forwarder Pods Ready (their readiness means every port is bound), or with
                     --forwarder-url each forwarder's /readyz
+  ingress           the binding ingress reachable, its TLS certificate verified and the agent
+                    authtoken accepted: dialled exactly as the forwarder dials (ingress.address, else
+                    the install record ConfigMap <release>-install; ingress.tls, caFile, serverName;
+                    authtokenFile, else ENDPOINT_BINDER_AUTHTOKEN)
+  ingress.endpoint  with --endpoint: one connection through the ingress for that endpoint, and the
+                    ingress's answer (ok, or its ERR_7xx with the text of docs/errors.md)
 In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder check
+(the controller's pod does not mount the authtoken: there the ingress line is "-" unless
+ENDPOINT_BINDER_AUTHTOKEN is set)
 
 Options:
   --config-only       check the config only (file, flags, environment); no network access
@@ -35,6 +50,15 @@ Options:
   --forwarder-url <url>        a forwarder's HTTP server to ask (repeatable; default: list its Pods)
   --forwarder-selector <sel>   label selector of the forwarder Pods
                                (default app.kubernetes.io/instance=<release>,app.kubernetes.io/component=forwarder)
+  --service-account <name>     the controller's service account, for the excess-rights line from
+                               outside its pod (default: the one ServiceAccount labelled
+                               app.kubernetes.io/instance=<release>,app.kubernetes.io/component=controller)
+  --forwarder-config <file>    the forwarder's config file (its ingress.* and authtokenFile are used)
+  --ingress-address <host:port>, --ingress-tls <true|false>, --ingress-ca-file <path>,
+  --ingress-server-name <name>, --authtoken-file <path>
+                               the forwarder's settings of the same names (they win over the file)
+  --endpoint <id|url>          open one connection through the ingress for this endpoint (an id
+                               is looked up in the management API)
   (every flag of \`endpoint-binder controller\`, e.g. --api-url, --operator-namespace)
   -o, --output <f>    table (default) or json (the checks as JSON on stdout)
   -h, --help          show this help
@@ -46,9 +70,51 @@ const ownFlags = z.object({
     .array(z.url({ protocol: /^https?$/, error: '--forwarder-url: must be an http:// or https:// URL' }))
     .default([]),
   'forwarder-selector': z.string().min(1, '--forwarder-selector: must not be empty').optional(),
+  'service-account': z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, '--service-account: must be a ServiceAccount name (RFC 1123)')
+    .optional(),
   'config-only': z.boolean().default(false),
   output: z.enum(['table', 'json'], { error: '--output: must be "table" or "json"' }).default('table'),
+  'forwarder-config': z.string().min(1, '--forwarder-config: must not be empty').optional(),
+  'ingress-address': z.string().optional(),
+  'ingress-tls': z
+    .enum(['true', 'false'], { error: '--ingress-tls: must be true or false' })
+    .transform((v) => v === 'true')
+    .optional(),
+  'ingress-ca-file': z.string().optional(),
+  'ingress-server-name': z.string().optional(),
+  'authtoken-file': z.string().optional(),
+  endpoint: z.string().min(1, '--endpoint: must be an endpoint id or URL').optional(),
 });
+type OwnFlags = z.infer<typeof ownFlags>;
+
+/** The forwarder's ingress settings for this install, read as `endpoint-binder forwarder` reads them. */
+async function ingressSettings(config: ControllerConfig, own: OwnFlags): Promise<IngressCheckSettings> {
+  const flags = {
+    ...(own['forwarder-config'] ? { config: own['forwarder-config'] } : {}),
+    'release-name': config.releaseName,
+    'operator-namespace': config.operatorNamespace,
+    ...(own['ingress-address'] !== undefined ? { 'ingress-address': own['ingress-address'] } : {}),
+    ...(own['ingress-tls'] !== undefined ? { 'ingress-tls': own['ingress-tls'] } : {}),
+    ...(own['ingress-ca-file'] !== undefined ? { 'ingress-ca-file': own['ingress-ca-file'] } : {}),
+    ...(own['ingress-server-name'] !== undefined
+      ? { 'ingress-server-name': own['ingress-server-name'] }
+      : {}),
+    ...(own['authtoken-file'] !== undefined ? { 'authtoken-file': own['authtoken-file'] } : {}),
+  };
+  const endpoint = own.endpoint !== undefined ? { endpoint: own.endpoint } : {};
+  try {
+    return {
+      forwarder: await resolveForwarderConfig(flags, process.env),
+      authtokenFromEnv: process.env['ENDPOINT_BINDER_AUTHTOKEN'],
+      ...endpoint,
+    };
+  } catch (err) {
+    const problem = (err instanceof Error ? err.message : String(err)).replace(/\n\s*/g, '; ');
+    return { forwarder: { problem: `forwarder settings: ${problem}` }, ...endpoint };
+  }
+}
 
 export const checkCommand: Command = {
   name: 'check',
@@ -64,6 +130,14 @@ export const checkCommand: Command = {
           'config-only': { type: 'boolean' },
           'forwarder-url': { type: 'string', multiple: true },
           'forwarder-selector': { type: 'string' },
+          'service-account': { type: 'string' },
+          'forwarder-config': { type: 'string' },
+          'ingress-address': { type: 'string' },
+          'ingress-tls': { type: 'string' },
+          'ingress-ca-file': { type: 'string' },
+          'ingress-server-name': { type: 'string' },
+          'authtoken-file': { type: 'string' },
+          endpoint: { type: 'string' },
           output: { type: 'string', short: 'o' },
         },
         strict: true,
@@ -77,6 +151,14 @@ export const checkCommand: Command = {
       output: values['output'],
       'forwarder-url': values['forwarder-url'],
       'forwarder-selector': values['forwarder-selector'],
+      'service-account': values['service-account'],
+      'forwarder-config': values['forwarder-config'],
+      'ingress-address': values['ingress-address'],
+      'ingress-tls': values['ingress-tls'],
+      'ingress-ca-file': values['ingress-ca-file'],
+      'ingress-server-name': values['ingress-server-name'],
+      'authtoken-file': values['authtoken-file'],
+      endpoint: values['endpoint'],
     });
     if (!own.success) throw new UsageError(own.error.issues[0]?.message ?? 'bad flags');
     const settings = await readControllerSettings(values, process.env);
@@ -100,6 +182,8 @@ export const checkCommand: Command = {
             kubeConfig,
             ...(kubeconfigProblem ? { kubeconfigProblem } : {}),
             forwarderUrls: own.data['forwarder-url'],
+            ...(own.data['service-account'] ? { controllerServiceAccount: own.data['service-account'] } : {}),
+            ingress: await ingressSettings(config, own.data),
             forwarderSelector:
               own.data['forwarder-selector'] ??
               `app.kubernetes.io/instance=${config.releaseName},app.kubernetes.io/component=forwarder`,

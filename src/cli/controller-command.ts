@@ -2,7 +2,7 @@ import { startController } from '../controller/controller.js';
 import { kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { UsageError, untilSignal, type Command } from './command.js';
-import { preflight } from './controller-preflight.js';
+import { preflightServingProbes } from './controller-preflight.js';
 import { loadControllerSettings } from './controller-settings.js';
 
 const usage = `Usage: endpoint-binder controller --config <file> [options]
@@ -106,7 +106,7 @@ export const controllerCommand: Command = {
     const onSignal = (): void => stopPreflight.abort();
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
-    const verdict = await preflight(config, kubeConfig, log, stopPreflight.signal);
+    const verdict = await preflightServingProbes(config, kubeConfig, log, stopPreflight.signal);
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     if (verdict.kind === 'fatal') {

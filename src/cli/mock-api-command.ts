@@ -10,6 +10,43 @@ import { ingressFlagSchema, ingressFlagSpec, INGRESS_USAGE, withIngressFlags } f
 /** Addresses that mean "every interface"; never printed as a URL to use. */
 const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
 
+/**
+ * What `mock-api` prints on stdout once it listens, in every mode: where the API (and the admin
+ * interface and the ingress, when served) can be reached; with a generated development account
+ * also its key, authtoken and a first request. Pure.
+ */
+export function mockApiBanner(info: {
+  url: string;
+  allInterfaces: boolean;
+  host: string;
+  adminUrl?: string;
+  adminAllInterfaces?: boolean;
+  adminHost: string;
+  ingressAddress?: string;
+  dev?: { apiKey: string; authtoken: string | undefined };
+}): string {
+  const lines = [
+    '',
+    `  Mock management API: ${info.url}${info.allInterfaces ? ` (listening on all interfaces, --host ${info.host})` : ''}`,
+    ...(info.adminUrl
+      ? [
+          `  Admin interface:     ${info.adminUrl}${info.adminAllInterfaces ? ` (listening on all interfaces, --admin-host ${info.adminHost}; it has no authentication)` : ''}`,
+        ]
+      : []),
+    ...(info.ingressAddress ? [`  Binding ingress:     ${info.ingressAddress}`] : []),
+  ];
+  if (info.dev) {
+    lines.push(
+      `  Development API key: ${info.dev.apiKey}`,
+      `  Agent authtoken:     ${info.dev.authtoken ?? '(none)'}`,
+      '',
+      `  curl -H "Authorization: Bearer ${info.dev.apiKey}" -H "Service-Version: 2" ${info.url}/ip_policies`,
+    );
+  }
+  lines.push('');
+  return lines.join('\n') + '\n';
+}
+
 const Flags = z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: portFlag.default(8080),
@@ -99,25 +136,20 @@ authtoken printed.`,
       },
       'mock api listening',
     );
-    if (!flags.config && !flags['api-key']) {
-      const dev = api.accounts[0]!;
-      process.stdout.write(
-        [
-          '',
-          `  Mock management API: ${api.url}${api.allInterfaces ? ` (listening on all interfaces, --host ${flags.host})` : ''}`,
-          ...(api.adminUrl
-            ? [
-                `  Admin interface:     ${api.adminUrl}${WILDCARD.has(flags['admin-host']) ? ` (listening on all interfaces, --admin-host ${flags['admin-host']}; it has no authentication)` : ''}`,
-              ]
-            : []),
-          `  Development API key: ${dev.api_keys[0]}`,
-          `  Agent authtoken:     ${dev.authtokens[0] ?? '(none)'}`,
-          '',
-          `  curl -H "Authorization: Bearer ${dev.api_keys[0]}" -H "Service-Version: 2" ${api.url}/ip_policies`,
-          '',
-        ].join('\n') + '\n',
-      );
-    }
+    const dev = !flags.config && !flags['api-key'] ? api.accounts[0] : undefined;
+    process.stdout.write(
+      mockApiBanner({
+        url: api.url,
+        allInterfaces: api.allInterfaces,
+        host: flags.host,
+        ...(api.adminUrl
+          ? { adminUrl: api.adminUrl, adminAllInterfaces: WILDCARD.has(flags['admin-host']) }
+          : {}),
+        adminHost: flags['admin-host'],
+        ...(api.ingressAddress ? { ingressAddress: api.ingressAddress } : {}),
+        ...(dev ? { dev: { apiKey: dev.api_keys[0] ?? '', authtoken: dev.authtokens[0] } } : {}),
+      }),
+    );
     const signal = await untilSignal();
     logger.info({ signal }, 'mock api shutting down');
     await api.stop();

@@ -3,6 +3,8 @@ import { ManagementClient } from '../api/client/index.js';
 import { cleanUpServices, uninstall, type UninstallReport } from '../controller/uninstall.js';
 import { KubeClient, kubeConfigFrom } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
+import { systemClock } from '../time/clock.js';
+import { formatCount } from '../time/progress.js';
 import { UsageError, type Command } from './command.js';
 import { loadControllerSettings } from './controller-settings.js';
 import { writeOut } from './output.js';
@@ -24,8 +26,9 @@ The install is identified by releaseName and operatorNamespace from the controll
 chart's post-upgrade hook runs when bindings.enabled turns false): the Lease is neither taken nor
 marked, the operator stays registered, and no API key is needed.
 
-Prints a JSON report on stdout and one line per Service it could not handle on stderr.
-Exit codes: 0 done, 1 some Service could not be handled, 2 bad usage.
+Prints a JSON report on stdout; logs, one line per Service it could not handle, and every 2 s
+while it works a progress line (applied 2,000 of 6,000 writes) go to stderr. Exit codes: 0 done,
+1 some Service could not be handled, 2 bad usage.
 
 Options:
   --config <file>       the controller's config file
@@ -34,6 +37,11 @@ Options:
   --kubeconfig <file>   kubeconfig (default: in-cluster, then KUBECONFIG, ~/.kube/config)
   --context <name>      kubeconfig context
   -h, --help            show this help`;
+
+/** The progress line on stderr while Services are deleted or marked. */
+export function uninstallProgressLine(done: number, total: number): string {
+  return `applied ${formatCount(done)} of ${formatCount(total)} writes\n`;
+}
 
 const PolicySchema = z.enum(['delete', 'retain'], { error: 'must be "delete" or "retain"' });
 
@@ -64,7 +72,8 @@ export const uninstallCommand: Command = {
     // The selector is not needed to uninstall: a broken one must not block `helm uninstall`.
     const settings = await loadControllerSettings(rest, env, { compileSelector: false });
     const { config } = settings;
-    const log = createLogger({ name: 'uninstall', level: config.logLevel });
+    // stdout carries only the report, so `uninstall ... > report.json` is machine-readable.
+    const log = createLogger({ name: 'uninstall', level: config.logLevel, destination: process.stderr });
     const kube = new KubeClient(
       kubeConfigFrom({
         ...(settings.kubeconfig ? { kubeconfigPath: settings.kubeconfig } : {}),
@@ -77,8 +86,12 @@ export const uninstallCommand: Command = {
         ? new ManagementClient({ baseUrl: config.api.baseUrl, apiKey: config.apiKey, retry: { retries: 3 } })
         : undefined;
     try {
+      const progress = {
+        clock: systemClock,
+        report: (done: number, total: number) => process.stderr.write(uninstallProgressLine(done, total)),
+      };
       const report = servicesOnly
-        ? await cleanUpServices({ kube, identity, policy: policy.data, log })
+        ? await cleanUpServices({ kube, identity, policy: policy.data, log, progress })
         : await uninstall({
             kube,
             api,
@@ -86,6 +99,7 @@ export const uninstallCommand: Command = {
             policy: policy.data,
             log,
             renewDeadlineMs: config.leaderElection.renewDeadlineSeconds * 1000,
+            progress,
           });
       await writeOut(`${JSON.stringify(report)}\n`);
       for (const line of failureLines(report)) process.stderr.write(`${line}\n`);

@@ -190,11 +190,15 @@ export async function applyAction(action: PlanAction, ctx: ApplyContext): Promis
   }
 }
 
-/** Applies actions with at most `concurrency` in flight; resolves with every outcome, in order. */
+/**
+ * Applies actions with at most `concurrency` in flight; resolves with every outcome, in order.
+ * `onApplied` is told after each action (for progress lines).
+ */
 export async function applyAll(
   actions: readonly PlanAction[],
   ctx: ApplyContext,
   concurrency: number,
+  onApplied?: () => void,
 ): Promise<ApplyOutcome[]> {
   const out: ApplyOutcome[] = new Array<ApplyOutcome>(actions.length);
   let next = 0;
@@ -202,6 +206,7 @@ export async function applyAll(
     while (next < actions.length) {
       const i = next++;
       out[i] = await applyAction(actions[i]!, ctx);
+      onApplied?.();
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, actions.length) }, worker));

@@ -23,6 +23,7 @@ import { PROJECTION_STATES } from '../binding/types.js';
 import { keyOf, objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import { withProgress } from '../time/progress.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
@@ -366,16 +367,27 @@ export class Reconciler {
     let applyMs = 0;
     if (snap.leader && ready.length > 0) {
       const t1 = performance.now();
-      outcomes = await applyAll(
-        ready,
+      let applied = 0;
+      // A first sync of thousands of endpoints runs for seconds: say how far it is every 2 s.
+      outcomes = await withProgress(
         {
-          api: this.o.api,
-          identity: config.identity,
-          isLeader: this.o.isLeader,
-          onWrite: (op, result) => metrics.kubeWrites.inc({ op, result }),
-          signal,
+          clock: this.clock,
+          done: () => applied,
+          total: ready.length,
+          report: (done, total) => this.o.log.info({ applied: done, total }, 'sync progress'),
         },
-        this.o.writeConcurrency,
+        applyAll(
+          ready,
+          {
+            api: this.o.api,
+            identity: config.identity,
+            isLeader: this.o.isLeader,
+            onWrite: (op, result) => metrics.kubeWrites.inc({ op, result }),
+            signal,
+          },
+          this.o.writeConcurrency,
+          () => applied++,
+        ),
       );
       applyMs = performance.now() - t1;
       metrics.applyDuration.observe(applyMs / 1000);

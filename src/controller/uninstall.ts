@@ -27,6 +27,8 @@ import {
   uninstallHolder,
 } from '../kube/leader/uninstall-mark.js';
 import type { Logger } from '../log/logger.js';
+import type { Clock } from '../time/clock.js';
+import { withProgress } from '../time/progress.js';
 
 export { UNINSTALLED_AT_ANNOTATION, isUninstallHolder } from '../kube/leader/uninstall-mark.js';
 /** Helm deletes the Deployments right after the hook; their pods are gone well within this. */
@@ -135,6 +137,11 @@ export async function releaseUninstallHold(opts: {
 
 export type UninstallPolicy = 'delete' | 'retain';
 
+export interface UninstallProgress {
+  clock: Clock;
+  report(done: number, total: number): void;
+}
+
 export interface UninstallReport {
   policy: UninstallPolicy;
   deleted: string[];
@@ -161,6 +168,8 @@ export async function uninstall(opts: {
   /** The controllers' renew deadline: how long the stand-down waits for the old leader; 10 s. */
   renewDeadlineMs?: number;
   holdSeconds?: number;
+  /** Told every 2 s (on `clock`) how many of the Services have been handled while that runs. */
+  progress?: UninstallProgress;
 }): Promise<UninstallReport> {
   const { kube, identity, log } = opts;
   const holder = uninstallHolder(randomUUID());
@@ -198,6 +207,7 @@ export async function cleanUpServices(opts: {
   policy: UninstallPolicy;
   log: Logger;
   now?: () => Date;
+  progress?: UninstallProgress;
 }): Promise<UninstallReport> {
   return await applyPolicy({ ...opts, api: undefined });
 }
@@ -209,6 +219,7 @@ async function applyPolicy(opts: {
   policy: UninstallPolicy;
   log: Logger;
   now?: () => Date;
+  progress?: UninstallProgress;
 }): Promise<UninstallReport> {
   const { kube, identity, policy, log } = opts;
   const report: UninstallReport = { policy, deleted: [], orphaned: [], failed: [], deregistered: [] };
@@ -226,25 +237,42 @@ async function applyPolicy(opts: {
       { service: keyOf(svc) },
       "service carries this install's labels but no internal Service names it; left alone",
     );
-  for (const svc of trusted) {
-    const key = keyOf(svc);
-    if (!isOwnedBy(svc, identity)) continue;
-    try {
-      if (policy === 'delete') {
-        await kube.deleteIfExists(kinds.service, svc.metadata.namespace, svc.metadata.name, {
-          ...(svc.metadata.uid ? { uid: svc.metadata.uid } : {}),
-        });
-        report.deleted.push(key);
-      } else {
-        await markOrphaned(kube, svc, stamp);
-        report.orphaned.push(key);
+  let handled = 0;
+  const handleAll = async (): Promise<void> => {
+    for (const svc of trusted) {
+      const key = keyOf(svc);
+      try {
+        if (!isOwnedBy(svc, identity)) continue;
+        if (policy === 'delete') {
+          await kube.deleteIfExists(kinds.service, svc.metadata.namespace, svc.metadata.name, {
+            ...(svc.metadata.uid ? { uid: svc.metadata.uid } : {}),
+          });
+          report.deleted.push(key);
+        } else {
+          await markOrphaned(kube, svc, stamp);
+          report.orphaned.push(key);
+        }
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        log.warn({ service: key, error }, 'uninstall could not handle a Service');
+        report.failed.push({ service: key, error });
+      } finally {
+        handled++;
       }
-    } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      log.warn({ service: key, error }, 'uninstall could not handle a Service');
-      report.failed.push({ service: key, error });
     }
-  }
+  };
+  const progress = opts.progress;
+  if (progress) {
+    await withProgress(
+      {
+        clock: progress.clock,
+        done: () => handled,
+        total: trusted.length,
+        report: (d, t) => progress.report(d, t),
+      },
+      handleAll(),
+    );
+  } else await handleAll();
   if (policy === 'delete' && opts.api) {
     for await (const op of opts.api.kubernetesOperators.list()) {
       if (op.deployment.name === identity.release && op.deployment.namespace === identity.operatorNamespace) {

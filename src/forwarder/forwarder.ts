@@ -7,9 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { connectThroughIngress, IngressError, type IngressTlsOptions } from '../api/ingress/dialer.js';
+import { connectThroughIngress, IngressError } from '../api/ingress/dialer.js';
 import { resetSocket } from '../api/ingress/reset.js';
-import { reusableTls } from '../api/ingress/tls-client.js';
 import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
 import { installRecordName } from '../binding/install-record.js';
 import {
@@ -27,6 +26,7 @@ import { sleep } from '../time/clock.js';
 import type { ListenAddress } from '../net/listen.js';
 import { startProbeServer } from '../net/probe-server.js';
 import { AuthtokenState, parseAuthtoken, type TokenVerdict } from './authtoken.js';
+import { ingressTlsFor, readAuthtoken, readIngressCa, TOKEN_CHECK_URL } from './ingress-credentials.js';
 import { splitListen, type ForwarderConfig } from './config.js';
 import type { IngressRoute } from './connection.js';
 import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
@@ -38,6 +38,7 @@ import { forwarderMetrics } from './metrics.js';
 import { TurnedAway } from './turned-away.js';
 import { forwarderStatus } from './forwarder-status.js';
 import { UrlHealthRecorder } from './url-health.js';
+import { systemClock, type Clock } from '../time/clock.js';
 
 export interface Readiness {
   ready: boolean;
@@ -45,10 +46,7 @@ export interface Readiness {
   reasons: string[];
 }
 
-/** A configuration problem found while starting (unreadable CA or authtoken file): names the field. */
-export class ForwarderConfigError extends Error {
-  override readonly name = 'ForwarderConfigError';
-}
+export { ForwarderConfigError } from './ingress-credentials.js';
 
 export interface ForwarderOptions {
   config: ForwarderConfig;
@@ -62,6 +60,8 @@ export interface ForwarderOptions {
   cacheTuning?: Partial<CacheTuning>;
   /** How often the authtoken and CA files are re-read besides the directory watch; 10 s. */
   filePollMs?: number;
+  /** Time of the per-URL data-path health and `/status` (tests pass a manual clock); default the system's. */
+  clock?: Clock;
 }
 
 export interface Forwarder {
@@ -87,55 +87,9 @@ export interface Forwarder {
   stop(): Promise<void>;
 }
 
-async function readCa(config: ForwarderConfig): Promise<string | undefined> {
-  const { caFile } = config.ingress;
-  if (!caFile) return undefined;
-  let ca: string;
-  try {
-    ca = await readFile(caFile, 'utf8');
-  } catch (err) {
-    throw new ForwarderConfigError(
-      `ingress.caFile: cannot read ${caFile}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  if (!ca.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new ForwarderConfigError(`ingress.caFile: ${caFile} holds no PEM certificate`);
-  }
-  return ca;
-}
-
-function tlsFor(config: ForwarderConfig, ca: string | undefined): IngressTlsOptions | undefined {
-  if (!config.ingress.tls) return undefined;
-  return reusableTls({
-    ...(ca ? { ca } : {}),
-    ...(config.ingress.serverName ? { servername: config.ingress.serverName } : {}),
-  });
-}
-
-async function readAuthtoken(config: ForwarderConfig, fromEnv: string | undefined): Promise<string> {
-  if (!config.authtokenFile) {
-    if (fromEnv === undefined)
-      throw new ForwarderConfigError('authtokenFile: not set, and no authtoken in ENDPOINT_BINDER_AUTHTOKEN');
-    return fromEnv;
-  }
-  let raw: string;
-  try {
-    raw = await readFile(config.authtokenFile, 'utf8');
-  } catch (err) {
-    throw new ForwarderConfigError(
-      `authtokenFile: cannot read ${config.authtokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-    );
-  }
-  const parsed = parseAuthtoken(raw);
-  if (!parsed.ok) throw new ForwarderConfigError(`authtokenFile: ${config.authtokenFile} ${parsed.message}`);
-  return parsed.token;
-}
-
-/** A URL the ingress cannot serve (port 0 breaks the URL rules): any answer but ERR_710 means the token was accepted. */
-const TOKEN_CHECK_URL = 'tcp://authtoken-check.endpoint-binder:0';
-
 export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder> {
   const { config } = opts;
+  const clock = opts.clock ?? systemClock;
   const log = opts.logger.child({ component: 'forwarder' });
   const registry = opts.registry ?? new Registry();
   const metrics = forwarderMetrics(registry);
@@ -143,7 +97,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     release: config.releaseName,
     operatorNamespace: config.operatorNamespace,
   };
-  let tls = tlsFor(config, await readCa(config));
+  let tls = ingressTlsFor(config, await readIngressCa(config));
   const initialToken = await readAuthtoken(config, opts.authtoken);
   const descriptorLimit = await openFilesLimit();
   const listen = splitListen(config.http.listen);
@@ -245,7 +199,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     ...(descriptorLimit !== undefined ? { descriptorLimit } : {}),
     onStateChange: () => publishReady(),
     observe: (port, url, result) => {
-      urlHealth.record(url, result, Date.now());
+      urlHealth.record(url, result, clock.now());
       const labels = { port: String(port), url, result: result.ok ? 'ok' : (result.code ?? 'no_ingress') };
       urlSeries.set(JSON.stringify(labels), labels);
       metrics.urlDials.inc(labels);
@@ -395,7 +349,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
             return;
           }
           try {
-            tls = tlsFor(config, content);
+            tls = ingressTlsFor(config, content);
             log.info({ file }, 'forwarder CA bundle reloaded');
           } catch (err) {
             log.error(
@@ -419,7 +373,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       return { ok: r.ready, reasons: r.reasons };
     },
     json: {
-      '/status': () => forwarderStatus(readiness(), listeners.status(), urlHealth, Date.now()),
+      '/status': () => forwarderStatus(readiness(), listeners.status(), urlHealth, clock.now()),
     },
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);

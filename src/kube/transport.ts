@@ -16,6 +16,8 @@ export interface KubeRequest {
   body?: unknown;
   /** Defaults to `application/json` when there is a body. */
   contentType?: string;
+  /** Extra request headers (e.g. `Impersonate-User` for `check`). */
+  headers?: Record<string, string>;
   signal?: AbortSignal;
   /**
    * For `request`/`json`: a deadline for the whole exchange. For `open` (streams): a deadline
@@ -85,7 +87,7 @@ export class KubeTransport {
     }
     const base: http.OutgoingHttpHeaders =
       options.headers && !Array.isArray(options.headers) ? (options.headers as http.OutgoingHttpHeaders) : {};
-    const headers: http.OutgoingHttpHeaders = { ...base, Accept: 'application/json' };
+    const headers: http.OutgoingHttpHeaders = { ...base, ...req.headers, Accept: 'application/json' };
     let payload: string | undefined;
     if (req.body !== undefined) {
       payload = typeof req.body === 'string' ? req.body : JSON.stringify(req.body);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { formatChecks, type CheckResult } from '../../src/check/result.js';
+import type { IngressCheckSettings } from '../../src/check/ingress-probe.js';
 import { runChecks } from '../../src/check/run-checks.js';
 import {
   resolveControllerConfig,
@@ -17,7 +18,7 @@ import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { OPERATOR_NS, startEnv, type ControllerEnv } from '../controller/env.js';
-import { ACME_AUTHTOKEN, ACME_KEY } from '../helpers/mock-api.js';
+import { ACME_AUTHTOKEN, ACME_KEY, startTestMock } from '../helpers/mock-api.js';
 import { captured } from '../helpers/capture-io.js';
 import { api } from '../kubesim/helpers.js';
 import { waitFor } from '../kube/helpers.js';
@@ -58,18 +59,48 @@ function failed(results: CheckResult[]): string[] {
   return results.filter((r) => r.status === 'fail').map((r) => r.id);
 }
 
-function check(cfg: ControllerConfig, more: { sim?: Kubesim; token?: string; forwarderUrl?: string } = {}) {
+/** The forwarder's ingress settings of the test install (plain TCP to the loopback mock ingress). */
+function forwarderSettings(ingress: Record<string, unknown> = { tls: false }): ForwarderConfig {
+  return ForwarderConfig.parse({ releaseName: 'endpoint-binder', operatorNamespace: OPERATOR_NS, ingress });
+}
+
+function check(
+  cfg: ControllerConfig,
+  more: { sim?: Kubesim; token?: string; forwarderUrl?: string; ingress?: IngressCheckSettings } = {},
+) {
+  // A separate kubesim holds no install record, so only the shared one gets the ingress lines by default.
+  const ingress =
+    more.ingress ??
+    (more.sim ? undefined : { forwarder: forwarderSettings(), authtokenFromEnv: ACME_AUTHTOKEN });
   return runChecks({
     config: cfg,
     kubeConfig: (more.sim ?? env.sim).kubeConfig(more.token),
     forwarderUrls: [more.forwarderUrl ?? forwarderUrl],
     forwarderSelector: 'app.kubernetes.io/component=forwarder',
+    ...(ingress ? { ingress } : {}),
     timeoutMs: 5_000,
   });
 }
 
+/** The controller's ServiceAccount as the chart creates it: found by its labels, whatever its name. */
+async function controllerServiceAccount(sim: Kubesim, name = 'endpoint-binder-controller'): Promise<void> {
+  const res = await api(sim, 'POST', `/api/v1/namespaces/${OPERATOR_NS}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: {
+      name,
+      labels: {
+        'app.kubernetes.io/instance': 'endpoint-binder',
+        'app.kubernetes.io/component': 'controller',
+      },
+    },
+  });
+  expect(res.status).toBe(201);
+}
+
 beforeAll(async () => {
   env = await startEnv();
+  await controllerServiceAccount(env.sim);
   controller = await env.startController({
     leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 0.25 },
   });
@@ -110,6 +141,8 @@ describe('endpoint-binder check', () => {
       'cluster.namespace',
       'cluster.lease',
       'forwarders.ready',
+      'ingress',
+      'cluster.excess-rights',
     ])
       expect(ids).toContain(id);
     expect(ids.filter((id) => id.startsWith('cluster.rbac.')).length).toBe(5);
@@ -223,11 +256,92 @@ describe('endpoint-binder check', () => {
     }
   });
 
+  it('a service account holding more than the chart grants fails exactly the excess-rights line, naming each extra right', async () => {
+    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+    const sa = 'system:serviceaccount:endpoint-binder:endpoint-binder-controller';
+    const sim = await startKubesim({
+      initialNamespaces: ['default', OPERATOR_NS],
+      tokens: [
+        {
+          token: 'controller-sa-token',
+          user: sa,
+          rules: [
+            // The chart's rules, with every verb on Services instead of its six...
+            { apiGroups: [''], resources: ['services'], verbs: ['*'] },
+            { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+            { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+            {
+              apiGroups: ['coordination.k8s.io'],
+              resources: ['leases'],
+              verbs: ['get', 'update', 'create'],
+              namespaces: [OPERATOR_NS],
+            },
+            // ...and Secrets in the operator namespace.
+            { apiGroups: [''], resources: ['secrets'], verbs: ['get'], namespaces: [OPERATOR_NS] },
+          ],
+        },
+      ],
+    });
+    try {
+      await api(sim, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NS}/leases`, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'endpoint-binder-controller' },
+        spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 3600, renewTime: now, acquireTime: now },
+      });
+      const results = await check(config(), { sim, token: 'controller-sa-token' });
+      expect(failed(results), formatChecks(results)).toEqual(['cluster.excess-rights']);
+      const line = results.find((r) => r.id === 'cluster.excess-rights')!;
+      expect(line.title).toContain(sa);
+      expect(line.hint).toBe(
+        `it may also get secrets in ${OPERATOR_NS}, patch services, deletecollection services ` +
+          '(the controller reads no Secret; Services are replaced, never patched, and deleted one by one); ' +
+          `remove the extra (Cluster)RoleBinding: kubectl auth can-i --list --as ${sa}`,
+      );
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it("from a kubeconfig that is not the service account, the rights of the chart's controller account are asked by impersonation", async () => {
+    const sim = await startKubesim({ initialNamespaces: ['default', OPERATOR_NS] });
+    try {
+      const grant = await api(sim, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'too-much' },
+        rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'] }],
+      });
+      expect(grant.status).toBe(201);
+      const bind = await api(sim, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'too-much' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'too-much' },
+        subjects: [{ kind: 'ServiceAccount', name: 'custom-name', namespace: OPERATOR_NS }],
+      });
+      expect(bind.status).toBe(201);
+      // Without a labelled ServiceAccount it does not guess whose rights to ask about.
+      const unknown = (await check(config(), { sim })).find((r) => r.id === 'cluster.excess-rights')!;
+      expect(unknown.status).toBe('skipped');
+      expect(unknown.hint ?? unknown.problems?.join(' ') ?? '').toContain('--service-account');
+      await controllerServiceAccount(sim, 'custom-name');
+      const results = await check(config(), { sim });
+      const line = results.find((r) => r.id === 'cluster.excess-rights')!;
+      expect(line.status, formatChecks(results)).toBe('fail');
+      expect(line.title).toContain('system:serviceaccount:endpoint-binder:custom-name');
+      expect(line.hint).toMatch(/^it may also impersonate users \(the controller acts only as itself\)/);
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('runs as `endpoint-binder check` with a kubeconfig file: ✓ lines, exit 0; -o json; exit 1 on a failure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'eb-check-'));
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(kubeconfig, env.sim.kubeConfig().exportConfig());
     vi.stubEnv('ENDPOINT_BINDER_API_KEY', ACME_KEY);
+    vi.stubEnv('ENDPOINT_BINDER_AUTHTOKEN', ACME_AUTHTOKEN);
     const argv = [
       'check',
       '--api-url',
@@ -238,6 +352,9 @@ describe('endpoint-binder check', () => {
       kubeconfig,
       '--forwarder-url',
       forwarderUrl,
+      // The test forwarder's setting: plain TCP to the loopback mock ingress.
+      '--ingress-tls',
+      'false',
     ];
     try {
       let io = captured();
@@ -265,3 +382,151 @@ describe('endpoint-binder check', () => {
     }
   });
 });
+
+describe('endpoint-binder check: the binding ingress (dialled as the forwarder dials)', () => {
+  async function listening(): Promise<{ port: number; close(): Promise<void> }> {
+    const srv = createServer((s) => s.on('error', () => undefined).end());
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    return {
+      port: (srv.address() as AddressInfo).port,
+      close: () => new Promise<void>((r) => srv.close(() => r())),
+    };
+  }
+
+  it('passes with the address from the install record, and names that address', async () => {
+    const results = await check(config());
+    const line = results.find((r) => r.id === 'ingress')!;
+    expect(line.status, formatChecks(results)).toBe('ok');
+    expect(line.title).toContain(env.mock.api.ingressAdvertiseAddress!);
+  });
+
+  it('a bad authtoken fails exactly the ingress line, with ERR_710 and its text', async () => {
+    const results = await check(config(), {
+      ingress: { forwarder: forwarderSettings(), authtokenFromEnv: 'not_the_authtoken_0123456789' },
+    });
+    expect(failed(results), formatChecks(results)).toEqual(['ingress']);
+    const hint = results.find((r) => r.id === 'ingress')!.hint!;
+    expect(hint).toContain('ERR_710: The authtoken is not valid for any account.');
+    expect(hint).toContain('AUTHTOKEN');
+  });
+
+  it('an ingress TLS certificate this host does not trust (CA mismatch) fails exactly the ingress line; with its CA it passes', async () => {
+    const tlsMock = await startTestMock({ ingress: { host: '127.0.0.1' }, config: tlsMockConfig() });
+    try {
+      const address = tlsMock.api.ingressAddress!;
+      // No caFile: the system CAs, which do not include the mock ingress's development CA.
+      let results = await check(config(), {
+        ingress: {
+          forwarder: forwarderSettings({ address, tls: true, serverName: 'localhost' }),
+          authtokenFromEnv: ACME_AUTHTOKEN,
+        },
+      });
+      expect(failed(results), formatChecks(results)).toEqual(['ingress']);
+      const hint = results.find((r) => r.id === 'ingress')!.hint!;
+      expect(hint).toMatch(/^ERR_795: Dialer: the ingress's TLS certificate was refused/);
+      expect(hint).toContain('ingress.caFile');
+
+      const dir = mkdtempSync(join(tmpdir(), 'eb-check-ca-'));
+      const caFile = join(dir, 'ca.pem');
+      writeFileSync(caFile, tlsMock.api.ingressCaPem!);
+      results = await check(config(), {
+        ingress: {
+          forwarder: forwarderSettings({ address, tls: true, caFile, serverName: 'localhost' }),
+          authtokenFromEnv: ACME_AUTHTOKEN,
+        },
+      });
+      expect(failed(results), formatChecks(results)).toEqual([]);
+      expect(results.find((r) => r.id === 'ingress')!.title).toContain(`at ${address} with TLS`);
+    } finally {
+      await tlsMock.close();
+    }
+  });
+
+  it('--endpoint: ok for a live upstream, ERR_730 and its text for a dead one, one line for an unknown id', async () => {
+    const upstream = await listening();
+    try {
+      const live = await env.createEndpoint('tcp://check-live.prod:7100', {
+        upstream_url: `tcp://127.0.0.1:${upstream.port}`,
+      });
+      const dead = await env.createEndpoint('tcp://check-dead.prod:7101', {
+        upstream_url: `tcp://127.0.0.1:${await closedPort()}`,
+      });
+      const withEndpoint = (endpoint: string) =>
+        check(config(), {
+          ingress: { forwarder: forwarderSettings(), authtokenFromEnv: ACME_AUTHTOKEN, endpoint },
+        });
+
+      let results = await withEndpoint(live.id);
+      expect(failed(results), formatChecks(results)).toEqual([]);
+      expect(results.find((r) => r.id === 'ingress.endpoint')!.title).toBe(
+        `one connection through the ingress to endpoint ${live.id} (tcp://check-live.prod:7100) answered ok`,
+      );
+
+      results = await withEndpoint(dead.url);
+      expect(failed(results), formatChecks(results)).toEqual(['ingress.endpoint']);
+      expect(results.find((r) => r.id === 'ingress.endpoint')!.hint).toMatch(
+        /^the ingress answered ERR_730: The endpoint's upstream refused the connection\. \(.*\); start the endpoint's upstream or fix its upstream_url$/,
+      );
+
+      results = await withEndpoint('ep_doesnotexist0000000000000');
+      expect(failed(results), formatChecks(results)).toEqual(['ingress.endpoint']);
+      const hint = results.find((r) => r.id === 'ingress.endpoint')!.hint!;
+      expect(hint).toBe(
+        'no endpoint ep_doesnotexist0000000000000 in the account of ENDPOINT_BINDER_API_KEY; `endpoint-binder status` lists the endpoints, or pass the endpoint URL',
+      );
+      expect(hint).not.toContain('\n');
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('without an authtoken the ingress line is not run and says how to give one; the CLI prints the --endpoint line', async () => {
+    const results = await check(config(), { ingress: { forwarder: forwarderSettings() } });
+    const line = results.find((r) => r.id === 'ingress')!;
+    expect(line.status).toBe('skipped');
+    expect(line.hint).toContain('ENDPOINT_BINDER_AUTHTOKEN');
+
+    const dir = mkdtempSync(join(tmpdir(), 'eb-check-ep-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, env.sim.kubeConfig().exportConfig());
+    vi.stubEnv('ENDPOINT_BINDER_API_KEY', ACME_KEY);
+    vi.stubEnv('ENDPOINT_BINDER_AUTHTOKEN', ACME_AUTHTOKEN);
+    try {
+      const io = captured();
+      const code = await runCli([
+        'check',
+        '--api-url',
+        env.mock.url,
+        '--operator-namespace',
+        OPERATOR_NS,
+        '--kubeconfig',
+        kubeconfig,
+        '--forwarder-url',
+        forwarderUrl,
+        '--ingress-tls',
+        'false',
+        '--endpoint',
+        'ep_unknown0000000000000000000',
+      ]);
+      expect(code).toBe(1);
+      expect(io.out()).toMatch(
+        /^✓ binding ingress reachable at .* \(plain TCP, loopback\) and the authtoken accepted$/m,
+      );
+      expect(io.out()).toMatch(
+        /^✗ one connection through the ingress to ep_unknown0000000000000000000 answered ok\n {4}hint: no endpoint ep_unknown0000000000000000000 in the account/m,
+      );
+      expect(io.err()).toBe('');
+    } finally {
+      vi.restoreAllMocks();
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+function tlsMockConfig() {
+  return {
+    accounts: [{ id: 'acme', api_keys: [ACME_KEY], authtokens: [ACME_AUTHTOKEN] }],
+    rate_limit: { requests: 100_000, window_seconds: 60 },
+    ingress: { tls: true },
+  };
+}

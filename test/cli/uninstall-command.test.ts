@@ -70,9 +70,12 @@ describe('endpoint-binder uninstall', () => {
       '--kubeconfig',
       kubeconfig,
     ]);
-    expect(io.err()).toBe('');
+    // stderr: only log lines (JSON), no stack; stdout: only the report, one JSON line.
+    for (const line of io.err().trim().split('\n'))
+      expect(JSON.parse(line)).toMatchObject({ name: 'uninstall', msg: expect.any(String) });
     expect(code).toBe(0);
-    expect(JSON.parse(io.out().trim().split('\n').pop()!)).toMatchObject({ policy: 'retain', failed: [] });
+    expect(io.out().trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(io.out())).toMatchObject({ policy: 'retain', failed: [] });
     const lease = await new KubeClient(sim!.kubeConfig()).get(kinds.lease, 'ops', 'eb-controller');
     // Marked, and released at the end: a new install leads at once.
     expect(lease?.spec?.holderIdentity).toBe('');
@@ -122,7 +125,9 @@ describe('endpoint-binder uninstall', () => {
         '--kubeconfig',
         kubeconfig,
       ]);
-      expect(io.err()).toBe('');
+      // stderr: only log lines (JSON), no failure line; stdout: only the report.
+      for (const line of io.err().trim().split('\n'))
+        expect(JSON.parse(line)).toMatchObject({ name: 'uninstall', msg: expect.any(String) });
       expect(code).toBe(0);
       const report = JSON.parse(io.out().trim().split('\n').pop()!) as Record<string, unknown>;
       const ours = ['default/web', 'ops/eb-web'];

@@ -9,7 +9,7 @@ import type { ControllerQueue } from '../../src/controller/queue.js';
 import { Reconciler } from '../../src/controller/reconciler.js';
 import { KubeTransport } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { fastTuning } from '../kube/helpers.js';
 import type { ManualClock } from '../helpers/manual-clock.js';
 import type { FakeServiceApi } from './fake-service-api.js';
@@ -33,6 +33,7 @@ export async function startReconcilerHarness(opts: {
   queue: ControllerQueue;
   endpoints: () => EndpointRecord[];
   foreignNameGraceMs?: number;
+  log?: Logger;
 }): Promise<ReconcilerHarness> {
   const { clock, queue } = opts;
   const ctl = new AbortController();
@@ -73,7 +74,7 @@ export async function startReconcilerHarness(opts: {
     deleteSafety: () => DEFAULT_DELETE_SAFETY,
     confirmListing: () => undefined,
     writeConcurrency: 4,
-    log: silentLogger(),
+    log: opts.log ?? silentLogger(),
     metrics: controllerMetrics(new Registry()),
     clock,
     ...(opts.foreignNameGraceMs !== undefined ? { foreignNameGraceMs: opts.foreignNameGraceMs } : {}),

@@ -1,3 +1,4 @@
+import type { Clock } from '../../src/time/clock.js';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 import { parseEndpointUrl } from '../../src/binding/endpoint-url.js';
@@ -179,7 +180,7 @@ export interface Env {
   logs: CapturedLogs;
   forwarders: Forwarder[];
   /** Starts a forwarder against this kubesim (test defaults: loopback, plain TCP, fast drain). */
-  start(overrides?: Partial<ForwarderConfigInput>): Promise<Forwarder>;
+  start(overrides?: Partial<ForwarderConfigInput>, extra?: { clock?: Clock }): Promise<Forwarder>;
 }
 
 /** kubesim + mock API with its ingress + a loopback echo upstream, torn down after each test. */
@@ -227,7 +228,7 @@ export function useEnv(
       echo,
       logs,
       forwarders,
-      async start(overrides = {}) {
+      async start(overrides = {}, extra = {}) {
         const config = ForwarderConfig.parse({
           releaseName: RELEASE,
           operatorNamespace: NS,
@@ -244,6 +245,7 @@ export function useEnv(
           logger: logs.logger,
           // The authtoken and CA files are re-read this often besides the directory watch.
           filePollMs: 200,
+          ...(extra.clock ? { clock: extra.clock } : {}),
           cacheTuning: {
             backoff: { initialMs: 20, maxMs: 300, jitter: 0.2, resetAfterMs: 5_000 },
             rewatchDelayMs: 20,
