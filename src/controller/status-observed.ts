@@ -44,9 +44,30 @@ export function differingFields(desired: Service, live: Service): string[] {
   return out;
 }
 
+type Role = 'alias' | 'internal Service';
+
+/**
+ * The last comparison of each planned Service with what the cache held, by object identity: the
+ * planned objects live until the next pass and the cache replaces (never mutates) an object it
+ * updates, so an answer holds while both objects are the same. `/status` and `/readyz` then cost
+ * O(endpoints) map lookups, not a field-by-field comparison of every Service on every request (an
+ * alias of a large hostname group is shared by all of the group's endpoints).
+ */
+const gapMemo = new WeakMap<Service, { live: Service; role: Role; gap: string | undefined }>();
+
+function compare(role: Role, want: Service, live: Service): string | undefined {
+  const hit = gapMemo.get(want);
+  if (hit && hit.live === live && hit.role === role) return hit.gap;
+  const gap = needsUpdate(want, live)
+    ? `${role} differs: ${differingFields(want, live).join(', ')}`
+    : undefined;
+  gapMemo.set(want, { live, role, gap });
+  return gap;
+}
+
 /** Why one planned Service is not (yet) in the cluster as desired, or undefined when it is. */
 function serviceGap(
-  role: 'alias' | 'internal Service',
+  role: Role,
   ref: ServiceRef | undefined,
   desired: ReadonlyMap<string, Service>,
   observed: (ref: ServiceRef) => Service | undefined,
@@ -56,8 +77,7 @@ function serviceGap(
   const live = observed(ref);
   if (!live) return `${role} not yet written`;
   if (!want) return undefined;
-  if (!needsUpdate(want, live)) return undefined;
-  return `${role} differs: ${differingFields(want, live).join(', ')}`;
+  return compare(role, want, live);
 }
 
 /**
