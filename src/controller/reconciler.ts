@@ -7,7 +7,7 @@ import {
   type PendingConfirmation,
 } from '../binding/delete-guard.js';
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
-import { plan } from '../binding/plan.js';
+import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
@@ -197,6 +197,7 @@ export class Reconciler {
   private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
   private unanchoredReported = new Set<string>();
+  private deletingReported = new Set<string>();
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
   private planned: ReadonlyMap<string, Service> = new Map();
@@ -311,6 +312,7 @@ export class Reconciler {
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
     this.reportUnanchored(unanchored);
+    this.reportDeleting(anchored.trusted);
     const names = new NameLookup(snap.cluster.names, unanchored);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
     // In chunks: a 10,000-endpoint projection takes seconds, and lease renewal, the probes and
@@ -521,6 +523,25 @@ export class Reconciler {
       );
     }
     this.unanchoredReported = new Set(keys);
+  }
+
+  /**
+   * Logs each Service whose delete waits on finalizers, once while it stays so: the delete was
+   * issued once and is not repeated (the plan skips Services being deleted).
+   */
+  private reportDeleting(owned: readonly Service[]): void {
+    const now = new Set<string>();
+    for (const svc of owned) {
+      if (!isDeleting(svc)) continue;
+      const key = keyOf(svc);
+      now.add(key);
+      if (this.deletingReported.has(key)) continue;
+      this.o.log.info(
+        { service: key, detail: deletingReason(svc) },
+        'service delete accepted; waiting for its finalizers',
+      );
+    }
+    this.deletingReported = now;
   }
 
   private clearFailure(key: string): void {

@@ -1,4 +1,4 @@
-import { needsUpdate } from '../binding/plan.js';
+import { deletingReason, isDeleting, needsUpdate } from '../binding/plan.js';
 import type { EndpointStatus, ServiceRef } from '../binding/types.js';
 import type { Service } from '../kube/objects.js';
 
@@ -8,7 +8,7 @@ import type { Service } from '../kube/objects.js';
  * (with what is missing) until both its Services are in the cache as desired. Pure.
  */
 
-export type ObservedState = EndpointStatus['state'] | 'pending';
+export type ObservedState = EndpointStatus['state'] | 'pending' | 'deleting';
 
 export interface ObservedStatus extends Omit<EndpointStatus, 'state'> {
   state: ObservedState;
@@ -92,6 +92,17 @@ export function observedStatuses(
 ): ObservedStatus[] {
   return planned.map((s) => {
     if (s.state !== 'projected') return s;
+    // The name is still held by a Service whose delete waits on finalizers: nothing is written
+    // until it is gone (then the next pass creates it again).
+    const held = [
+      ['internal Service', s.internalService],
+      ['alias', s.aliasService],
+    ] as const;
+    for (const [role, ref] of held) {
+      const live = ref ? observed(ref) : undefined;
+      if (live && isDeleting(live))
+        return { ...s, state: 'deleting', reason: `${role} ${key(ref!)} ${deletingReason(live)}` };
+    }
     const gaps = [
       serviceGap('internal Service', s.internalService, desired, observed),
       serviceGap('alias', s.aliasService, desired, observed),

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { kinds, type Service } from '../../src/kube/index.js';
+import { captureLogs } from '../helpers/logs.js';
+import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
+
+const FINALIZER = 'example.com/hold';
+
+/** Requests of `verb` on Services named `name`, as kubesim's audit log recorded them. */
+function requests(env: ControllerEnv, verb: string, name: string): number {
+  return env.sim
+    .audit()
+    .filter((r) => r.attrs.resource === 'services' && r.attrs.verb === verb && r.attrs.name === name).length;
+}
+
+describe('controller: Services held by finalizers', () => {
+  let env: ControllerEnv | undefined;
+  afterEach(async () => {
+    await env?.close();
+    env = undefined;
+  });
+
+  it('a delete held by a finalizer is issued once, then waited on and reported as deleting', async () => {
+    env = await startEnv();
+    const logs = captureLogs('info');
+    const ctl = await env.startController({ logger: logs.logger });
+    const ep = await env.createEndpoint('http://web.prod');
+    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
+    const internal = (await env.internalOf(ep.id))!;
+    const name = internal.metadata.name;
+    // Another controller holds the internal Service with a finalizer of its own.
+    await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
+    const held = (): Service | undefined => env!.writes.cache.get(OPERATOR_NS, name) as Service | undefined;
+    await eventually(() => held()?.metadata['finalizers'], 'finalizer seen');
+
+    await env.mock.client.endpoints.delete(ep.id);
+    await eventually(() => held()?.metadata.deletionTimestamp, 'delete accepted, held by the finalizer');
+    await eventually(() => ctl.status().deleting?.length === 1, 'reported as deleting');
+    const [deleting] = ctl.status().deleting ?? [];
+    expect(deleting).toMatchObject({ namespace: OPERATOR_NS, name });
+    expect(deleting!.reason).toContain(`held by finalizer ${FINALIZER}`);
+
+    // Passes keep running (other endpoints come and go); the held delete is not sent again.
+    for (let i = 0; i < 3; i++) {
+      await env.createEndpoint(`http://other-${i}.prod`);
+      await eventually(() => ctl.status().counts['projected'] === i + 1, `other-${i} projected`);
+    }
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(requests(env, 'delete', name)).toBe(1);
+    expect(logs.count('service delete accepted; waiting for its finalizers')).toBe(1);
+
+    // The other controller lets go: the delete completes, and nothing is written to that name again.
+    await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: null } });
+    await eventually(() => !held(), 'gone once the finalizer is removed');
+    await eventually(() => ctl.status().deleting?.length === 0, 'no longer reported');
+    expect(requests(env, 'delete', name)).toBe(1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(held()).toBeUndefined();
+  });
+
+  it('a wanted Service someone deleted while a finalizer holds it: the endpoint says deleting, then is projected again', async () => {
+    env = await startEnv();
+    const ctl = await env.startController();
+    const ep = await env.createEndpoint('http://api.prod');
+    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
+    const first = (await env.internalOf(ep.id))!;
+    const name = first.metadata.name;
+    await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
+    await env.kube.deleteIfExists(kinds.service, OPERATOR_NS, name);
+    await eventually(() => ctl.status().endpoints[0]?.state === 'deleting', 'reported as deleting');
+    expect(ctl.status().endpoints[0]!.reason).toContain(
+      `internal Service ${OPERATOR_NS}/${name} being deleted`,
+    );
+    expect(ctl.status().endpoints[0]!.reason).toContain(FINALIZER);
+    // Nothing is written to a Service being deleted (an update would be undone by the delete).
+    await env.createEndpoint('http://other.prod');
+    await eventually(() => ctl.status().counts['projected'] === 1, 'other projected');
+    expect(requests(env, 'update', name) + requests(env, 'patch', name)).toBe(1); // the test's own patch
+    expect(requests(env, 'delete', name)).toBe(1); // the test's own delete
+
+    await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: null } });
+    await eventually(() => ctl.status().counts['projected'] === 2, 'recreated and projected');
+    const again = (await env.internalOf(ep.id))!;
+    expect(again.metadata.uid).not.toBe(first.metadata.uid);
+    expect(again.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
