@@ -29,7 +29,7 @@ describe('controller: Services held by finalizers', () => {
     const name = internal.metadata.name;
     // Another controller holds the internal Service with a finalizer of its own.
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
-    const held = (): Service | undefined => env!.writes.cache.get(OPERATOR_NS, name) as Service | undefined;
+    const held = (): Service | undefined => env!.writes.cache.get(OPERATOR_NS, name);
     await eventually(() => held()?.metadata['finalizers'], 'finalizer seen');
 
     await env.mock.client.endpoints.delete(ep.id);
