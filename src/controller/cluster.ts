@@ -65,6 +65,16 @@ export interface ClusterSnapshot {
 }
 
 const PENDING_TTL_MS = 30_000;
+/**
+ * A write the cache is provably behind (integer resourceVersions, the cache's older) is kept this
+ * long at most: a watch that delayed events longer has failed, and its relist is the truth.
+ */
+const PENDING_MAX_MS = 10 * 60_000;
+
+function rvBelow(seen: string | undefined, wrote: string | undefined): boolean {
+  if (seen === undefined || wrote === undefined) return false;
+  return /^[0-9]+$/.test(seen) && /^[0-9]+$/.test(wrote) && BigInt(seen) < BigInt(wrote);
+}
 
 function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean {
   if (seen === undefined || wrote === undefined) return false;
@@ -84,6 +94,7 @@ export class ClusterState {
   readonly namespaces: Cache<Namespace>;
   private readonly pending = new Map<string, PendingWrite>();
   private readonly names = new Map<string, NameRecord>();
+  private readonly pendingTtlMs: number;
 
   constructor(opts: {
     transport: KubeTransport;
@@ -93,7 +104,10 @@ export class ClusterState {
     /** Called on every cache event (the work queue's `add`). */
     onChange: () => void;
     tuning?: Partial<CacheTuning>;
+    /** How long a write the cache cannot be proven behind overlays it (default 30 s). */
+    pendingTtlMs?: number;
   }) {
+    this.pendingTtlMs = opts.pendingTtlMs ?? PENDING_TTL_MS;
     const common = {
       transport: opts.transport,
       logger: opts.log,
@@ -208,7 +222,12 @@ export class ClusterState {
     const watchedTo = this.services.lastSyncResourceVersion;
     for (const [key, p] of this.pending) {
       const cached = owned.get(key);
-      if (now - p.at > PENDING_TTL_MS || this.caughtUp(p, cached, watchedTo)) {
+      const age = now - p.at;
+      // A delayed watch event must not undo a write: while the cache is provably older than
+      // what was written, the write stands (re-sending it would send the same bytes again).
+      const expired =
+        age > PENDING_MAX_MS || (age > this.pendingTtlMs && !this.provablyBehind(p, cached, watchedTo));
+      if (expired || this.caughtUp(p, cached, watchedTo)) {
         this.pending.delete(key);
         continue;
       }
@@ -231,6 +250,17 @@ export class ClusterState {
       names: new Map(this.names),
       pending: new Map(this.pending),
     };
+  }
+
+  /**
+   * The cache shows an object older than this write (or, for a create, the watch is not yet at
+   * its resourceVersion; for a delete, it still shows exactly the object deleted).
+   */
+  private provablyBehind(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
+    if (p.object === null)
+      return cached !== undefined && cached.metadata.resourceVersion === p.deletedResourceVersion;
+    const wrote = p.object.metadata.resourceVersion;
+    return cached ? rvBelow(cached.metadata.resourceVersion, wrote) : rvBelow(watchedTo, wrote);
   }
 
   /** The watch has shown this write, or something newer at its key. */

@@ -46,6 +46,11 @@ export interface ControllerOptions {
   identity?: string;
   /** Faster cache timings (tests). */
   cacheTuning?: Partial<CacheTuning>;
+  /**
+   * How long a write the watch has not shown yet overlays the cache when the cache cannot be
+   * proven behind it (default 30 s; tests shorten it).
+   */
+  pendingWriteTtlMs?: number;
   /** Poll backoff while notifications are down (tests shorten it). */
   poll?: { baseDelayMs: number; maxDelayMs: number };
   random?: () => number;
@@ -205,6 +210,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics: registry,
     onChange: () => queue.requestPass(),
     ...(opts.cacheTuning ? { tuning: opts.cacheTuning } : {}),
+    ...(opts.pendingWriteTtlMs !== undefined ? { pendingTtlMs: opts.pendingWriteTtlMs } : {}),
   });
   const feed = new EndpointFeed({
     client,

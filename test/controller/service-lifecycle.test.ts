@@ -5,6 +5,11 @@ import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js'
 
 const FINALIZER = 'example.com/hold';
 
+/** Requests of `verb` on any Service (a create names none), as kubesim's audit log recorded them. */
+function serviceRequests(env: ControllerEnv, verb: string): number {
+  return env.sim.audit().filter((r) => r.attrs.resource === 'services' && r.attrs.verb === verb).length;
+}
+
 /** Requests of `verb` on Services named `name`, as kubesim's audit log recorded them. */
 function requests(env: ControllerEnv, verb: string, name: string): number {
   return env.sim
@@ -82,5 +87,47 @@ describe('controller: Services held by finalizers', () => {
     const again = (await env.internalOf(ep.id))!;
     expect(again.metadata.uid).not.toBe(first.metadata.uid);
     expect(again.metadata.deletionTimestamp).toBeUndefined();
+  });
+});
+
+describe('controller: delayed watch events', () => {
+  let env: ControllerEnv | undefined;
+  afterEach(async () => {
+    await env?.close();
+    env = undefined;
+  });
+
+  it('a write whose watch event is delayed is not sent again', async () => {
+    env = await startEnv();
+    // A short overlay of unseen writes (30 s by default) and watches that are not restarted for
+    // silence: the delayed events arrive late, on the same watch.
+    const ctl = await env.startController({
+      pendingWriteTtlMs: 300,
+      cacheTuning: { inactivityMs: 60_000 },
+    });
+    await env.createEndpoint('http://a.prod');
+    await eventually(() => ctl.status().counts['projected'] === 1, 'a projected');
+    const creates0 = serviceRequests(env, 'create');
+
+    env.sim.faults.hangWatches(true);
+    await env.createEndpoint('http://b.prod');
+    await eventually(() => serviceRequests(env!, 'create') === creates0 + 2, "b's two Services created");
+    // Well past the overlay's 300 ms, passes run again (c's notification) with the cache still
+    // not showing b's Services: the cache is provably older than b's writes, which stand.
+    await new Promise((r) => setTimeout(r, 1_000));
+    await env.createEndpoint('http://c.prod');
+    await eventually(() => serviceRequests(env!, 'create') >= creates0 + 4, "c's two Services created");
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(serviceRequests(env, 'create')).toBe(creates0 + 4);
+    expect(serviceRequests(env, 'update')).toBe(0);
+
+    // The events arrive (the watches reconnect and replay from where they were): all three
+    // converge with no further write.
+    env.sim.faults.hangWatches(false);
+    env.sim.faults.dropWatches();
+    await eventually(() => ctl.status().counts['projected'] === 3, 'all three observed');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(serviceRequests(env, 'create')).toBe(creates0 + 4);
+    expect(serviceRequests(env, 'update') + serviceRequests(env, 'delete')).toBe(0);
   });
 });
