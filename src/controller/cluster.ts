@@ -37,6 +37,8 @@ export interface NameRecord {
   holder: 'foreign' | 'free' | 'unread';
   /** The last read (or refused create) that told us. */
   checkedAt: number;
+  /** Why the foreign holder is not ours, when it says more than "not ours" (see foreign-holder.ts). */
+  detail?: string;
   /** A foreign holder was first seen then (kept after it goes, as history). */
   foreignSince?: number;
   /** A foreign holder was last seen then. */
@@ -188,9 +190,13 @@ export class ClusterState {
    * What a read (or a create refused with AlreadyExists) showed about a name. Returns true when
    * that changes what a pass would decide (a new name, or another holder).
    */
-  recordName(key: string, holder: NameRecord['holder'], now: number): boolean {
+  recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean {
     const prev = this.names.get(key);
     const next: NameRecord = { ...prev, holder, checkedAt: now };
+    if (holder === 'foreign') {
+      if (detail !== undefined) next.detail = detail;
+      else delete next.detail;
+    } else if (holder === 'free') delete next.detail;
     if (holder === 'foreign') {
       next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
       next.foreignLastSeen = now;
@@ -201,7 +207,7 @@ export class ClusterState {
       next.holder = prev.holder;
     }
     this.names.set(key, next);
-    return prev?.holder !== next.holder;
+    return prev?.holder !== next.holder || prev.detail !== next.detail;
   }
 
   /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */

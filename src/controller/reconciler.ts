@@ -26,6 +26,7 @@ import { systemClock, type Clock } from '../time/clock.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
+import { lostLabelDetail } from './foreign-holder.js';
 import type { ControllerMetrics } from './metrics.js';
 import {
   PASS,
@@ -122,14 +123,26 @@ class NameLookup implements ReadonlySet<string> {
   constructor(
     private readonly names: ReadonlyMap<string, NameRecord>,
     private readonly held: ReadonlySet<string> = new Set(),
+    /** Names this install's Services hold now: a foreign record about them is out of date. */
+    private readonly ours: ReadonlyMap<string, unknown> = new Map(),
   ) {
-    this.foreign = new Set([...names].filter(([, r]) => r.holder === 'foreign').map(([k]) => k));
+    this.foreign = new Set(
+      [...names].filter(([k, r]) => r.holder === 'foreign' && !ours.has(k)).map(([k]) => k),
+    );
     for (const k of held) this.foreign.add(k);
   }
 
   has(key: string): boolean {
     this.asked.add(key);
     return this.foreign.has(key);
+  }
+
+  /** What is known about why a foreign holder is not ours, by name (when more than "not ours"). */
+  details(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [k, r] of this.names)
+      if (r.holder === 'foreign' && r.detail && !this.ours.has(k)) out.set(k, r.detail);
+    return out;
   }
 
   /** Asked, not held by this install, never read. */
@@ -313,7 +326,8 @@ export class Reconciler {
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
     this.reportUnanchored(unanchored);
     this.reportDeleting(anchored.trusted);
-    const names = new NameLookup(snap.cluster.names, unanchored);
+    // A Service back in our hands (its label restored) is ours at once, whatever a read said before.
+    const names = new NameLookup(snap.cluster.names, unanchored, owned);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
     // In chunks: a 10,000-endpoint projection takes seconds, and lease renewal, the probes and
     // the watches must get the event loop in between (the snapshot does not change meanwhile).
@@ -326,6 +340,7 @@ export class Reconciler {
           namespaces: snap.cluster.namespaces,
           namespaceLabels: snap.cluster.namespaceLabels,
           foreign: names,
+          foreignDetail: names.details(),
           recentlyFreed,
         },
         config,
@@ -572,8 +587,14 @@ export class Reconciler {
   }
 
   /** What one observation of a name means for the queue: rechecked while held by others or unread. */
-  private noteName(key: string, seen: NameRecord['holder']): boolean {
-    const changed = this.o.cluster.recordName(key, seen, this.clock.now());
+  private noteName(key: string, seen: NameRecord['holder'], detail?: string): boolean {
+    const before = this.o.cluster.name(key)?.detail;
+    const changed = this.o.cluster.recordName(key, seen, this.clock.now(), detail);
+    if (detail !== undefined && detail !== before)
+      this.o.log.warn(
+        { service: key, detail },
+        'service name held by a Service that lost our label; left untouched',
+      );
     const holder = this.o.cluster.name(key)?.holder;
     if (holder === 'free') this.o.queue.forget(readItem(key));
     else this.o.queue.addRateLimited(readItem(key));
@@ -597,9 +618,12 @@ export class Reconciler {
     }
     const [namespace, name] = splitKey(key);
     let seen: NameRecord['holder'];
+    let detail: string | undefined;
     try {
       const live = await this.o.api.get(namespace, name, signal);
-      seen = !live || isOwnedBy(live, this.o.config().identity) ? 'free' : 'foreign';
+      const identity = this.o.config().identity;
+      seen = !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
+      if (live && seen === 'foreign') detail = lostLabelDetail(live, identity);
       this.o.metrics.kubeReads.inc({ op: 'get', result: 'ok' });
     } catch (err) {
       if (signal.aborted) return;
@@ -610,7 +634,7 @@ export class Reconciler {
       );
       seen = 'unread';
     }
-    this.readsDone([key], this.noteName(key, seen));
+    this.readsDone([key], this.noteName(key, seen, detail));
   }
 
   private async scanNamespace(namespace: string, signal: AbortSignal): Promise<void> {
@@ -633,7 +657,8 @@ export class Reconciler {
     for (const key of wanted) {
       const live = held?.get(splitKey(key)[1]);
       const seen = !held ? 'unread' : !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
-      if (this.noteName(key, seen)) changed = true;
+      const detail = live && seen === 'foreign' ? lostLabelDetail(live, identity) : undefined;
+      if (this.noteName(key, seen, detail)) changed = true;
     }
     this.readsDone(wanted, changed);
   }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
 import { kinds, type Service } from '../../src/kube/index.js';
 import { captureLogs } from '../helpers/logs.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
@@ -129,5 +130,46 @@ describe('controller: delayed watch events', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(serviceRequests(env, 'create')).toBe(creates0 + 4);
     expect(serviceRequests(env, 'update') + serviceRequests(env, 'delete')).toBe(0);
+  });
+});
+
+describe('controller: an alias that lost the managed-by label', () => {
+  let env: ControllerEnv | undefined;
+  afterEach(async () => {
+    await env?.close();
+    env = undefined;
+  });
+
+  it('is reported as name-conflict with the reason, neither orphaned silently nor overwritten', async () => {
+    env = await startEnv();
+    const logs = captureLogs('info');
+    const ctl = await env.startController({ logger: logs.logger });
+    const ep = await env.createEndpoint('http://web.prod');
+    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
+    const internal = (await env.internalOf(ep.id))!;
+    // Someone edits the alias and drops the label; it still serves this endpoint.
+    const edited = await env.kube.mergePatch(kinds.service, 'prod', 'web', {
+      metadata: { labels: { [MANAGED_BY_LABEL]: null } },
+    });
+    await eventually(() => ctl.status().endpoints[0]?.state === 'name-conflict', 'reported');
+    const reason = ctl.status().endpoints[0]!.reason;
+    expect(reason).toContain(`Service prod/web was this install's alias Service of endpoint ${ep.id}`);
+    expect(reason).toContain(`lost the label ${MANAGED_BY_LABEL}=endpoint-binder`);
+    expect(logs.count('service name held by a Service that lost our label; left untouched')).toBe(1);
+    // Never written to (nor deleted) while it is not ours; our internal Service stays.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await env.service('prod', 'web'))?.metadata.resourceVersion).toBe(
+      edited.metadata.resourceVersion,
+    );
+    expect(requests(env, 'update', 'web') + requests(env, 'delete', 'web')).toBe(0);
+    expect(requests(env, 'patch', 'web')).toBe(1); // the edit above
+    expect((await env.internalOf(ep.id))?.metadata.uid).toBe(internal.metadata.uid);
+
+    // The label restored: it is this install's alias again (the same object), projected.
+    await env.kube.mergePatch(kinds.service, 'prod', 'web', {
+      metadata: { labels: { [MANAGED_BY_LABEL]: 'endpoint-binder' } },
+    });
+    await eventually(() => ctl.status().endpoints[0]?.state === 'projected', 'projected again', 30_000);
+    expect((await env.service('prod', 'web'))?.metadata.uid).toBe(edited.metadata.uid);
   });
 });
