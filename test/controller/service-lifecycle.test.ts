@@ -31,7 +31,7 @@ describe('controller: Services held by finalizers', () => {
     const ctl = await env.startController({ logger: logs.logger });
     const ep = await env.createEndpoint('http://web.prod');
     await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-    const internal = (await env.internalOf(ep.id))!;
+    const internal = await eventually(() => env!.internalOf(ep.id), 'internal Service seen');
     const name = internal.metadata.name;
     // Another controller holds the internal Service with a finalizer of its own.
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
@@ -68,7 +68,7 @@ describe('controller: Services held by finalizers', () => {
     const ctl = await env.startController();
     const ep = await env.createEndpoint('http://api.prod');
     await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-    const first = (await env.internalOf(ep.id))!;
+    const first = await eventually(() => env!.internalOf(ep.id), 'internal Service seen');
     const name = first.metadata.name;
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
     await env.kube.deleteIfExists(kinds.service, OPERATOR_NS, name);
@@ -85,7 +85,10 @@ describe('controller: Services held by finalizers', () => {
 
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: null } });
     await eventually(() => ctl.status().counts['projected'] === 2, 'recreated and projected');
-    const again = (await env.internalOf(ep.id))!;
+    const again = await eventually(
+      () => env!.internalOf(ep.id).then((s) => (s?.metadata.uid !== first.metadata.uid ? s : undefined)),
+      'recreated',
+    );
     expect(again.metadata.uid).not.toBe(first.metadata.uid);
     expect(again.metadata.deletionTimestamp).toBeUndefined();
   });
@@ -146,7 +149,7 @@ describe('controller: an alias that lost the managed-by label', () => {
     const ctl = await env.startController({ logger: logs.logger });
     const ep = await env.createEndpoint('http://web.prod');
     await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-    const internal = (await env.internalOf(ep.id))!;
+    const internal = await eventually(() => env!.internalOf(ep.id), 'internal Service seen');
     // Someone edits the alias and drops the label; it still serves this endpoint.
     const edited = await env.kube.mergePatch(kinds.service, 'prod', 'web', {
       metadata: { labels: { [MANAGED_BY_LABEL]: null } },

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -30,6 +30,13 @@ export async function startSimChild(
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // In production the API servers run elsewhere: here they must not take CPU time from the
+  // process under test on a small, shared machine (a lower priority; best effort).
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, 10);
+  } catch {
+    // Not permitted here: the child runs at the same priority.
+  }
   try {
     const ready = await new Promise<z.infer<typeof Ready>>((resolve, reject) => {
       let out = '';
