@@ -130,6 +130,21 @@ export function writeOwnedFields(desired: Service, live: Service): Service {
   return out;
 }
 
+/** The API server accepted a delete of this Service and waits for its finalizers to be removed. */
+export function isDeleting(svc: Service): boolean {
+  return svc.metadata.deletionTimestamp !== undefined;
+}
+
+/** Why a Service being deleted is still there: its finalizers, named, or a plain "being deleted". */
+export function deletingReason(svc: Service): string {
+  // Not in the cached schema (the Service objects are loose): read here, strings only.
+  const raw: unknown = svc.metadata['finalizers'];
+  const finalizers = Array.isArray(raw) ? raw.filter((f): f is string => typeof f === 'string') : [];
+  return finalizers.length > 0
+    ? `being deleted since ${svc.metadata.deletionTimestamp ?? '?'}, held by finalizer${finalizers.length > 1 ? 's' : ''} ${finalizers.join(', ')}`
+    : `being deleted since ${svc.metadata.deletionTimestamp ?? '?'}`;
+}
+
 function namespaceOf(key: string, svc: Service): string {
   return svc.metadata.namespace ?? key.slice(0, key.indexOf('/'));
 }
@@ -152,6 +167,9 @@ export function plan(
     const want = desired.get(key)!;
     if (frozen(key, want)) continue;
     const live = actual.get(key);
+    // Being deleted (held by a finalizer): the name frees when the finalizer goes; a write now
+    // would be refused or undone, so the plan waits for the watch to show it gone.
+    if (live && isDeleting(live)) continue;
     if (!live) creates.push({ op: 'create', key, desired: want });
     else if (typeOf(want) !== typeOf(live)) recreates.push({ op: 'recreate', key, desired: want, live });
     else if (needsUpdate(want, live))
@@ -160,7 +178,9 @@ export function plan(
   if (opts.allowDeletes) {
     for (const key of [...actual.keys()].sort()) {
       const live = actual.get(key)!;
-      if (!desired.has(key) && !frozen(key, live)) deletes.push({ op: 'delete', key, live });
+      // A delete already accepted (deletionTimestamp set) is issued once and then waited on.
+      if (!desired.has(key) && !frozen(key, live) && !isDeleting(live))
+        deletes.push({ op: 'delete', key, live });
     }
   }
   return [...creates, ...updates, ...recreates, ...deletes];

@@ -193,7 +193,7 @@ export function* projectionSteps(
       decide(
         c.index,
         'name-conflict',
-        `Service ${key(opns, c.internalName)} ${notOurs}; this endpoint's internal Service cannot be created`,
+        `Service ${key(opns, c.internalName)} ${cluster.foreignDetail?.get(key(opns, c.internalName)) ?? `${notOurs}; this endpoint's internal Service cannot be created`}`,
       );
     } else if (holder) {
       decide(
@@ -284,7 +284,7 @@ export function* projectionSteps(
     let aliasTaken: string | undefined;
     // A closed namespace is not even asked about: no read of its Services is made for an alias.
     if (denied === undefined && phase !== undefined && cluster.foreign.has(aliasKey)) {
-      aliasTaken = `Service ${aliasKey} ${notOurs}; the alias Service cannot be created`;
+      aliasTaken = `Service ${aliasKey} ${cluster.foreignDetail?.get(aliasKey) ?? `${notOurs}; the alias Service cannot be created`}`;
     } else if (
       denied === undefined &&
       phase !== undefined &&

@@ -84,6 +84,8 @@ export interface ClusterView {
   namespaces: ReadonlyMap<string, NamespacePhase>;
   /** `namespace/name` of Services known to exist that are not this install's (learned from AlreadyExists). */
   foreign: ReadonlySet<string>;
+  /** For some of `foreign`: why the holder is not ours, said instead of "not managed by this install". */
+  foreignDetail?: ReadonlyMap<string, string> | undefined;
   /**
    * Alias names a foreign Service held until recently, with the milliseconds left of the grace
    * period before an alias may take them (docs/projection.md "Names a tenant used").

@@ -37,6 +37,8 @@ export interface NameRecord {
   holder: 'foreign' | 'free' | 'unread';
   /** The last read (or refused create) that told us. */
   checkedAt: number;
+  /** Why the foreign holder is not ours, when it says more than "not ours" (see foreign-holder.ts). */
+  detail?: string;
   /** A foreign holder was first seen then (kept after it goes, as history). */
   foreignSince?: number;
   /** A foreign holder was last seen then. */
@@ -65,6 +67,16 @@ export interface ClusterSnapshot {
 }
 
 const PENDING_TTL_MS = 30_000;
+/**
+ * A write the cache is provably behind (integer resourceVersions, the cache's older) is kept this
+ * long at most: a watch that delayed events longer has failed, and its relist is the truth.
+ */
+const PENDING_MAX_MS = 10 * 60_000;
+
+function rvBelow(seen: string | undefined, wrote: string | undefined): boolean {
+  if (seen === undefined || wrote === undefined) return false;
+  return /^[0-9]+$/.test(seen) && /^[0-9]+$/.test(wrote) && BigInt(seen) < BigInt(wrote);
+}
 
 function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean {
   if (seen === undefined || wrote === undefined) return false;
@@ -84,6 +96,7 @@ export class ClusterState {
   readonly namespaces: Cache<Namespace>;
   private readonly pending = new Map<string, PendingWrite>();
   private readonly names = new Map<string, NameRecord>();
+  private readonly pendingTtlMs: number;
 
   constructor(opts: {
     transport: KubeTransport;
@@ -93,7 +106,10 @@ export class ClusterState {
     /** Called on every cache event (the work queue's `add`). */
     onChange: () => void;
     tuning?: Partial<CacheTuning>;
+    /** How long a write the cache cannot be proven behind overlays it (default 30 s). */
+    pendingTtlMs?: number;
   }) {
+    this.pendingTtlMs = opts.pendingTtlMs ?? PENDING_TTL_MS;
     const common = {
       transport: opts.transport,
       logger: opts.log,
@@ -174,9 +190,13 @@ export class ClusterState {
    * What a read (or a create refused with AlreadyExists) showed about a name. Returns true when
    * that changes what a pass would decide (a new name, or another holder).
    */
-  recordName(key: string, holder: NameRecord['holder'], now: number): boolean {
+  recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean {
     const prev = this.names.get(key);
     const next: NameRecord = { ...prev, holder, checkedAt: now };
+    if (holder === 'foreign') {
+      if (detail !== undefined) next.detail = detail;
+      else delete next.detail;
+    } else if (holder === 'free') delete next.detail;
     if (holder === 'foreign') {
       next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
       next.foreignLastSeen = now;
@@ -187,7 +207,7 @@ export class ClusterState {
       next.holder = prev.holder;
     }
     this.names.set(key, next);
-    return prev?.holder !== next.holder;
+    return prev?.holder !== next.holder || prev.detail !== next.detail;
   }
 
   /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
@@ -208,7 +228,12 @@ export class ClusterState {
     const watchedTo = this.services.lastSyncResourceVersion;
     for (const [key, p] of this.pending) {
       const cached = owned.get(key);
-      if (now - p.at > PENDING_TTL_MS || this.caughtUp(p, cached, watchedTo)) {
+      const age = now - p.at;
+      // A delayed watch event must not undo a write: while the cache is provably older than
+      // what was written, the write stands (re-sending it would send the same bytes again).
+      const expired =
+        age > PENDING_MAX_MS || (age > this.pendingTtlMs && !this.provablyBehind(p, cached, watchedTo));
+      if (expired || this.caughtUp(p, cached, watchedTo)) {
         this.pending.delete(key);
         continue;
       }
@@ -231,6 +256,17 @@ export class ClusterState {
       names: new Map(this.names),
       pending: new Map(this.pending),
     };
+  }
+
+  /**
+   * The cache shows an object older than this write (or, for a create, the watch is not yet at
+   * its resourceVersion; for a delete, it still shows exactly the object deleted).
+   */
+  private provablyBehind(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
+    if (p.object === null)
+      return cached !== undefined && cached.metadata.resourceVersion === p.deletedResourceVersion;
+    const wrote = p.object.metadata.resourceVersion;
+    return cached ? rvBelow(cached.metadata.resourceVersion, wrote) : rvBelow(watchedTo, wrote);
   }
 
   /** The watch has shown this write, or something newer at its key. */

@@ -3,6 +3,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { ManagementClient } from '../api/client/index.js';
 import { staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import type { InstallIdentity } from '../binding/identity.js';
+import { deletingReason, isDeleting } from '../binding/plan.js';
 import { compileSelector, type EndpointSelector } from '../binding/selector.js';
 import type { ProjectionConfig } from '../binding/types.js';
 import {
@@ -45,6 +46,11 @@ export interface ControllerOptions {
   identity?: string;
   /** Faster cache timings (tests). */
   cacheTuning?: Partial<CacheTuning>;
+  /**
+   * How long a write the watch has not shown yet overlays the cache when the cache cannot be
+   * proven behind it (default 30 s; tests shorten it).
+   */
+  pendingWriteTtlMs?: number;
   /** Poll backoff while notifications are down (tests shorten it). */
   poll?: { baseDelayMs: number; maxDelayMs: number };
   random?: () => number;
@@ -204,6 +210,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics: registry,
     onChange: () => queue.requestPass(),
     ...(opts.cacheTuning ? { tuning: opts.cacheTuning } : {}),
+    ...(opts.pendingWriteTtlMs !== undefined ? { pendingTtlMs: opts.pendingWriteTtlMs } : {}),
   });
   const feed = new EndpointFeed({
     client,
@@ -316,11 +323,25 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       nowMs: Date.now(),
     });
   };
-  /** What the cluster holds, as this replica's caches see it (never the writes it issued). */
-  const observed = (): ObservedStatus[] =>
-    observedStatuses(reconciler.statuses, reconciler.plannedServices, (ref) =>
-      cluster.services.get(ref.namespace, ref.name),
-    );
+  // Every change the Service cache shows (what `observed()` is computed from, with the last pass).
+  let servicesSeen = 0;
+  for (const ev of ['add', 'update', 'delete'] as const) cluster.services.on(ev, () => servicesSeen++);
+  let observedMemo:
+    { statuses: unknown; planned: unknown; seen: number; value: ObservedStatus[] } | undefined;
+  /**
+   * What the cluster holds, as this replica's caches see it (never the writes it issued).
+   * Computed again only when the last pass or the cache changed: `/readyz` and `/status` are
+   * asked often and it walks every endpoint.
+   */
+  const observed = (): ObservedStatus[] => {
+    const statuses = reconciler.statuses;
+    const planned = reconciler.plannedServices;
+    const m = observedMemo;
+    if (m && m.statuses === statuses && m.planned === planned && m.seen === servicesSeen) return m.value;
+    const value = observedStatuses(statuses, planned, (ref) => cluster.services.get(ref.namespace, ref.name));
+    observedMemo = { statuses, planned, seen: servicesSeen, value };
+    return value;
+  };
   const readiness = (): ProbeResult => {
     const reasons: string[] = [];
     if (!registration.operator) {
@@ -386,6 +407,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       notificationsLive: feed.live,
       lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
       counts: stateCounts(statuses),
+      deleting: cluster.services
+        .list()
+        .filter(isDeleting)
+        .map((svc) => ({
+          namespace: svc.metadata.namespace ?? '',
+          name: svc.metadata.name,
+          reason: deletingReason(svc),
+        })),
       endpoints: statuses.map((s) => ({ ...s })),
     };
   };

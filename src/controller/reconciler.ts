@@ -7,7 +7,7 @@ import {
   type PendingConfirmation,
 } from '../binding/delete-guard.js';
 import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
-import { plan } from '../binding/plan.js';
+import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
@@ -27,6 +27,7 @@ import { withProgress } from '../time/progress.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
+import { lostLabelDetail } from './foreign-holder.js';
 import type { ControllerMetrics } from './metrics.js';
 import {
   PASS,
@@ -123,14 +124,26 @@ class NameLookup implements ReadonlySet<string> {
   constructor(
     private readonly names: ReadonlyMap<string, NameRecord>,
     private readonly held: ReadonlySet<string> = new Set(),
+    /** Names this install's Services hold now: a foreign record about them is out of date. */
+    private readonly ours: ReadonlyMap<string, unknown> = new Map(),
   ) {
-    this.foreign = new Set([...names].filter(([, r]) => r.holder === 'foreign').map(([k]) => k));
+    this.foreign = new Set(
+      [...names].filter(([k, r]) => r.holder === 'foreign' && !ours.has(k)).map(([k]) => k),
+    );
     for (const k of held) this.foreign.add(k);
   }
 
   has(key: string): boolean {
     this.asked.add(key);
     return this.foreign.has(key);
+  }
+
+  /** What is known about why a foreign holder is not ours, by name (when more than "not ours"). */
+  details(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [k, r] of this.names)
+      if (r.holder === 'foreign' && r.detail && !this.ours.has(k)) out.set(k, r.detail);
+    return out;
   }
 
   /** Asked, not held by this install, never read. */
@@ -198,6 +211,7 @@ export class Reconciler {
   private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
   private unanchoredReported = new Set<string>();
+  private deletingReported = new Set<string>();
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
   private planned: ReadonlyMap<string, Service> = new Map();
@@ -312,7 +326,9 @@ export class Reconciler {
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
     this.reportUnanchored(unanchored);
-    const names = new NameLookup(snap.cluster.names, unanchored);
+    this.reportDeleting(anchored.trusted);
+    // A Service back in our hands (its label restored) is ours at once, whatever a read said before.
+    const names = new NameLookup(snap.cluster.names, unanchored, owned);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
     // In chunks: a 10,000-endpoint projection takes seconds, and lease renewal, the probes and
     // the watches must get the event loop in between (the snapshot does not change meanwhile).
@@ -325,6 +341,7 @@ export class Reconciler {
           namespaces: snap.cluster.namespaces,
           namespaceLabels: snap.cluster.namespaceLabels,
           foreign: names,
+          foreignDetail: names.details(),
           recentlyFreed,
         },
         config,
@@ -396,7 +413,7 @@ export class Reconciler {
     // A name whose grace period runs out: pass again then, so the alias is written on time.
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
-    this.recordOutcomes(outcomes);
+    await this.recordOutcomes(outcomes);
     await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
@@ -460,10 +477,14 @@ export class Reconciler {
 
   // ---- record: the one writer of the read model ----
 
-  private recordOutcomes(outcomes: readonly ApplyOutcome[]): void {
+  private async recordOutcomes(outcomes: readonly ApplyOutcome[]): Promise<void> {
     const { cluster, queue, log } = this.o;
     const now = this.clock.now();
+    // A first sync of 10,000 endpoints records (and logs) 20,000 writes: hand the event loop back
+    // between chunks, as the report does.
+    let recorded = 0;
     for (const out of outcomes) {
+      if (++recorded % 500 === 0) await yieldToEventLoop();
       const { key } = out;
       const before = this.lastWritten.get(key);
       const r = recordOf(out);
@@ -531,6 +552,25 @@ export class Reconciler {
     this.unanchoredReported = new Set(keys);
   }
 
+  /**
+   * Logs each Service whose delete waits on finalizers, once while it stays so: the delete was
+   * issued once and is not repeated (the plan skips Services being deleted).
+   */
+  private reportDeleting(owned: readonly Service[]): void {
+    const now = new Set<string>();
+    for (const svc of owned) {
+      if (!isDeleting(svc)) continue;
+      const key = keyOf(svc);
+      now.add(key);
+      if (this.deletingReported.has(key)) continue;
+      this.o.log.info(
+        { service: key, detail: deletingReason(svc) },
+        'service delete accepted; waiting for its finalizers',
+      );
+    }
+    this.deletingReported = now;
+  }
+
   private clearFailure(key: string): void {
     if (this.failures.delete(key)) this.o.queue.forget(retryItem(key));
   }
@@ -559,8 +599,14 @@ export class Reconciler {
   }
 
   /** What one observation of a name means for the queue: rechecked while held by others or unread. */
-  private noteName(key: string, seen: NameRecord['holder']): boolean {
-    const changed = this.o.cluster.recordName(key, seen, this.clock.now());
+  private noteName(key: string, seen: NameRecord['holder'], detail?: string): boolean {
+    const before = this.o.cluster.name(key)?.detail;
+    const changed = this.o.cluster.recordName(key, seen, this.clock.now(), detail);
+    if (detail !== undefined && detail !== before)
+      this.o.log.warn(
+        { service: key, detail },
+        'service name held by a Service that lost our label; left untouched',
+      );
     const holder = this.o.cluster.name(key)?.holder;
     if (holder === 'free') this.o.queue.forget(readItem(key));
     else this.o.queue.addRateLimited(readItem(key));
@@ -584,9 +630,12 @@ export class Reconciler {
     }
     const [namespace, name] = splitKey(key);
     let seen: NameRecord['holder'];
+    let detail: string | undefined;
     try {
       const live = await this.o.api.get(namespace, name, signal);
-      seen = !live || isOwnedBy(live, this.o.config().identity) ? 'free' : 'foreign';
+      const identity = this.o.config().identity;
+      seen = !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
+      if (live && seen === 'foreign') detail = lostLabelDetail(live, identity);
       this.o.metrics.kubeReads.inc({ op: 'get', result: 'ok' });
     } catch (err) {
       if (signal.aborted) return;
@@ -597,7 +646,7 @@ export class Reconciler {
       );
       seen = 'unread';
     }
-    this.readsDone([key], this.noteName(key, seen));
+    this.readsDone([key], this.noteName(key, seen, detail));
   }
 
   private async scanNamespace(namespace: string, signal: AbortSignal): Promise<void> {
@@ -620,7 +669,8 @@ export class Reconciler {
     for (const key of wanted) {
       const live = held?.get(splitKey(key)[1]);
       const seen = !held ? 'unread' : !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
-      if (this.noteName(key, seen)) changed = true;
+      const detail = live && seen === 'foreign' ? lostLabelDetail(live, identity) : undefined;
+      if (this.noteName(key, seen, detail)) changed = true;
     }
     this.readsDone(wanted, changed);
   }

@@ -1,4 +1,4 @@
-import { needsUpdate } from '../binding/plan.js';
+import { deletingReason, isDeleting, needsUpdate } from '../binding/plan.js';
 import type { EndpointStatus, ServiceRef } from '../binding/types.js';
 import type { Service } from '../kube/objects.js';
 
@@ -8,7 +8,7 @@ import type { Service } from '../kube/objects.js';
  * (with what is missing) until both its Services are in the cache as desired. Pure.
  */
 
-export type ObservedState = EndpointStatus['state'] | 'pending';
+export type ObservedState = EndpointStatus['state'] | 'pending' | 'deleting';
 
 export interface ObservedStatus extends Omit<EndpointStatus, 'state'> {
   state: ObservedState;
@@ -44,9 +44,30 @@ export function differingFields(desired: Service, live: Service): string[] {
   return out;
 }
 
+type Role = 'alias' | 'internal Service';
+
+/**
+ * The last comparison of each planned Service with what the cache held, by object identity: the
+ * planned objects live until the next pass and the cache replaces (never mutates) an object it
+ * updates, so an answer holds while both objects are the same. `/status` and `/readyz` then cost
+ * O(endpoints) map lookups, not a field-by-field comparison of every Service on every request (an
+ * alias of a large hostname group is shared by all of the group's endpoints).
+ */
+const gapMemo = new WeakMap<Service, { live: Service; role: Role; gap: string | undefined }>();
+
+function compare(role: Role, want: Service, live: Service): string | undefined {
+  const hit = gapMemo.get(want);
+  if (hit && hit.live === live && hit.role === role) return hit.gap;
+  const gap = needsUpdate(want, live)
+    ? `${role} differs: ${differingFields(want, live).join(', ')}`
+    : undefined;
+  gapMemo.set(want, { live, role, gap });
+  return gap;
+}
+
 /** Why one planned Service is not (yet) in the cluster as desired, or undefined when it is. */
 function serviceGap(
-  role: 'alias' | 'internal Service',
+  role: Role,
   ref: ServiceRef | undefined,
   desired: ReadonlyMap<string, Service>,
   observed: (ref: ServiceRef) => Service | undefined,
@@ -56,8 +77,7 @@ function serviceGap(
   const live = observed(ref);
   if (!live) return `${role} not yet written`;
   if (!want) return undefined;
-  if (!needsUpdate(want, live)) return undefined;
-  return `${role} differs: ${differingFields(want, live).join(', ')}`;
+  return compare(role, want, live);
 }
 
 /**
@@ -72,6 +92,17 @@ export function observedStatuses(
 ): ObservedStatus[] {
   return planned.map((s) => {
     if (s.state !== 'projected') return s;
+    // The name is still held by a Service whose delete waits on finalizers: nothing is written
+    // until it is gone (then the next pass creates it again).
+    const held = [
+      ['internal Service', s.internalService],
+      ['alias', s.aliasService],
+    ] as const;
+    for (const [role, ref] of held) {
+      const live = ref ? observed(ref) : undefined;
+      if (live && isDeleting(live))
+        return { ...s, state: 'deleting', reason: `${role} ${key(ref!)} ${deletingReason(live)}` };
+    }
     const gaps = [
       serviceGap('internal Service', s.internalService, desired, observed),
       serviceGap('alias', s.aliasService, desired, observed),

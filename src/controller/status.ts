@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { PROJECTION_STATES } from '../binding/types.js';
 
 /** The states `/status` reports: the projection's, plus `pending` (planned, not yet observed in the cluster). */
-export const OBSERVED_STATES: readonly string[] = ['projected', 'pending', ...PROJECTION_STATES.slice(1)];
+export const OBSERVED_STATES: readonly string[] = [
+  'projected',
+  'pending',
+  'deleting',
+  ...PROJECTION_STATES.slice(1),
+];
 
 /** What `/status` answers and `endpoint-binder status` reads (parsed with this schema on that side). */
 const ServiceRefSchema = z.object({ namespace: z.string(), name: z.string() });
@@ -23,6 +28,11 @@ export const StatusDocumentSchema = z.object({
   notificationsLive: z.boolean(),
   lastFullSync: z.string().nullable(),
   counts: z.record(z.string(), z.number()),
+  /**
+   * Services of this install whose delete was accepted and waits on finalizers (issued once,
+   * then waited on; docs/controller.md "Deletion rules"). Absent from older controllers.
+   */
+  deleting: z.array(z.object({ namespace: z.string(), name: z.string(), reason: z.string() })).optional(),
   endpoints: z.array(
     z.object({
       id: z.string(),
@@ -95,6 +105,7 @@ export function formatStatusTable(
     `selector: ${doc.selector}${doc.bindingsEnabled ? '' : '   (bindings disabled)'}`,
     `notifications: ${doc.notificationsLive ? 'live' : 'down (polling)'}   last full sync: ${doc.lastFullSync ?? 'never'}`,
     ...(dataPath?.notes ?? []),
+    ...(doc.deleting ?? []).map((d) => `deleting: ${d.namespace}/${d.name} ${d.reason}`),
     '',
   ];
   const body =

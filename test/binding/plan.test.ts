@@ -206,3 +206,25 @@ describe('writeOwnedFields', () => {
     expect(out.status).toEqual({ loadBalancer: {} });
   });
 });
+
+describe('plan: Services being deleted', () => {
+  const deleting = (s: Service): Service => ({
+    ...s,
+    metadata: { ...s.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['x.io/hold'] },
+  });
+
+  it('never deletes again, updates or re-creates a Service whose delete is held by a finalizer', () => {
+    const desired = desiredFor([ep('ep_a', 'http://api.prod', 1)]);
+    const stored = storedCopy(desired);
+    const held = new Map([...stored].map(([k, s]) => [k, deleting(s)]));
+    // Not desired any more: the accepted delete is waited on, not sent again.
+    expect(plan(new Map(), held, OPTS)).toEqual([]);
+    // Still desired but different: nothing is written until the name is free.
+    const changed = desiredFor([ep('ep_a', 'http://api.prod:81', 1)]);
+    expect(plan(changed, held, OPTS).filter((a) => held.has(a.key))).toEqual([]);
+    // The same live objects without the deletionTimestamp are deleted as usual.
+    const ops = plan(new Map(), stored, OPTS).map((a) => a.op);
+    expect(ops).toEqual([...stored.keys()].map(() => 'delete'));
+    expect(ops.length).toBeGreaterThan(0);
+  });
+});

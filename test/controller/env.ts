@@ -9,6 +9,7 @@ import {
   createCache,
   kinds,
   type Cache,
+  type CacheTuning,
   type Service,
 } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
@@ -29,6 +30,8 @@ export interface ControllerEnv {
       identity?: string;
       logger?: Logger;
       pod?: { name: string; namespace: string };
+      cacheTuning?: Partial<CacheTuning>;
+      pendingWriteTtlMs?: number;
     },
   ): Promise<Controller>;
   createEndpoint(
@@ -86,7 +89,7 @@ export async function startEnv(
     kube,
     writes,
     async startController(overrides = {}) {
-      const { identity, logger, pod, ...cfg } = overrides;
+      const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, ...cfg } = overrides;
       const r = resolveControllerConfig(
         {
           api: { baseUrl: mock.url },
@@ -113,7 +116,8 @@ export async function startEnv(
         config: r.config,
         kubeConfig: sim.kubeConfig(),
         logger: logger ?? silentLogger(),
-        cacheTuning: { ...fastTuning, pageSize: 500 },
+        cacheTuning: { ...fastTuning, pageSize: 500, ...cacheTuning },
+        ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
         poll: { baseDelayMs: 100, maxDelayMs: 500 },
         identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
         ...(pod ? { pod } : {}),

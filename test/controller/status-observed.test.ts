@@ -31,6 +31,21 @@ describe('observed status (pure)', () => {
     ['prod/api', svc('prod', 'api')],
   ]);
 
+  it('is deleting, naming the finalizer, while a wanted Service is held by one', () => {
+    const held = (r: { namespace: string; name: string }) => {
+      const s = desired.get(`${r.namespace}/${r.name}`)!;
+      if (r.name !== 'api') return s;
+      return {
+        ...s,
+        metadata: { ...s.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['x.io/hold'] },
+      };
+    };
+    expect(observedStatuses([planned], desired, held)[0]).toMatchObject({
+      state: 'deleting',
+      reason: 'alias prod/api being deleted since 2026-01-01T00:00:00Z, held by finalizer x.io/hold',
+    });
+  });
+
   it('is projected only when both Services are observed as desired', () => {
     const all = (r: { namespace: string; name: string }) => desired.get(`${r.namespace}/${r.name}`);
     expect(observedStatuses([planned], desired, all)[0]).toMatchObject({ state: 'projected', reason: '' });

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const Ready = z.object({ apiUrl: z.string().url(), adminUrl: z.string(), kubeconfig: z.string() });
+
+export interface SimChild {
+  apiUrl: string;
+  adminUrl: string;
+  /** A kubeconfig file for kubesim's admin token. */
+  kubeconfig: string;
+  close(): Promise<void>;
+}
+
+const script = join(dirname(fileURLToPath(import.meta.url)), 'sim-process.ts');
+
+/**
+ * Starts the mock API and kubesim in a child process (test/helpers/sim-process.ts) and resolves
+ * with their addresses; `close()` ends the child and removes its kubeconfig.
+ */
+export async function startSimChild(
+  namespaces: readonly string[],
+  readyTimeoutMs = 60_000,
+): Promise<SimChild> {
+  const dir = mkdtempSync(join(tmpdir(), 'eb-sim-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, join(dir, 'kubeconfig'), ...namespaces], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // In production the API servers run elsewhere: here they must not take CPU time from the
+  // process under test on a small, shared machine (a lower priority; best effort).
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, 10);
+  } catch {
+    // Not permitted here: the child runs at the same priority.
+  }
+  try {
+    const ready = await new Promise<z.infer<typeof Ready>>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error('sim child: no ready line in time')), readyTimeoutMs);
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        out += c;
+        const nl = out.indexOf('\n');
+        if (nl < 0) return;
+        clearTimeout(timer);
+        try {
+          resolve(Ready.parse(JSON.parse(out.slice(0, nl))));
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`sim child exited with ${code} before it was ready`));
+      });
+    });
+    return {
+      ...ready,
+      async close() {
+        child.stdin.end();
+        const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killer);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
