@@ -390,7 +390,8 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
-    if (snap.leader) this.recordInternal(config.identity.operatorNamespace, anchored.trusted, outcomes, record?.uids);
+    if (snap.leader)
+      this.recordInternal(config.identity.operatorNamespace, anchored.trusted, outcomes, record?.uids);
     this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
@@ -471,10 +472,15 @@ export class Reconciler {
     for (const svc of trusted) if (internal(svc) && svc.metadata.uid) uids.add(svc.metadata.uid);
     for (const out of outcomes) {
       if (out.result === 'deleted' && out.deleted.metadata.uid) uids.delete(out.deleted.metadata.uid);
-      if ((out.result === 'created' || out.result === 'updated') && internal(out.object) && out.object.metadata.uid)
+      if (
+        (out.result === 'created' || out.result === 'updated') &&
+        internal(out.object) &&
+        out.object.metadata.uid
+      )
         uids.add(out.object.metadata.uid);
     }
-    if (recorded !== undefined && recorded.size === uids.size && [...uids].every((u) => recorded.has(u))) return;
+    if (recorded !== undefined && recorded.size === uids.size && [...uids].every((u) => recorded.has(u)))
+      return;
     sink.recordInternalServices(uids);
   }
 
