@@ -17,12 +17,25 @@ export interface Anchored {
   unanchored: Service[];
 }
 
+/**
+ * The uids the install record lists as internal Services the controller created (undefined: the
+ * record has no list yet, as right after an upgrade; then every labelled internal Service counts).
+ */
+export type RecordedInternal = ReadonlySet<string> | undefined;
+
+function isInternal(s: Service, operatorNamespace: string): boolean {
+  return s.metadata.namespace === operatorNamespace && s.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
+}
+
 /** `namespace/name` of every alias our internal Services (in `operatorNamespace`) name. */
-export function namedAliases(owned: readonly Service[], operatorNamespace: string): Set<string> {
+export function namedAliases(
+  owned: readonly Service[],
+  operatorNamespace: string,
+  isOurs: (svc: Service) => boolean = () => true,
+): Set<string> {
   const named = new Set<string>();
   for (const s of owned) {
-    if (s.metadata.namespace !== operatorNamespace) continue;
-    if (s.metadata.labels?.[ROLE_LABEL] !== ROLE_INTERNAL) continue;
+    if (!isInternal(s, operatorNamespace) || !isOurs(s)) continue;
     const url = s.metadata.annotations?.[ENDPOINT_URL_ANNOTATION];
     if (url === undefined) continue;
     const parsed = parseEndpointUrl(url);
@@ -39,13 +52,21 @@ export function anchorOwned(
   owned: readonly Service[],
   operatorNamespace: string,
   wroteIt: (svc: Service) => boolean = () => false,
+  recorded: RecordedInternal = undefined,
 ): Anchored {
-  const named = namedAliases(owned, operatorNamespace);
+  // An internal Service counts only when the install record lists its uid (or this process
+  // wrote it): a hand-made one with our labels claims no port and names no alias.
+  const recordedInternal = (s: Service): boolean =>
+    recorded === undefined || (s.metadata.uid !== undefined && recorded.has(s.metadata.uid)) || wroteIt(s);
+  const named = namedAliases(owned, operatorNamespace, recordedInternal);
   const trusted: Service[] = [];
   const unanchored: Service[] = [];
   for (const s of owned) {
     const ns = s.metadata.namespace;
-    if (ns === operatorNamespace || named.has(`${ns}/${s.metadata.name}`) || wroteIt(s)) trusted.push(s);
+    const ok = isInternal(s, operatorNamespace)
+      ? recordedInternal(s)
+      : ns === operatorNamespace || named.has(`${ns}/${s.metadata.name}`) || wroteIt(s);
+    if (ok) trusted.push(s);
     else unanchored.push(s);
   }
   return { trusted, unanchored };

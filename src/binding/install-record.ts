@@ -16,6 +16,15 @@ export const INGRESS_ADDRESS_KEY = 'ingress-address';
 /** Data key: the management API's operator id the address came from (for logs and `check`). */
 export const OPERATOR_ID_KEY = 'operator-id';
 
+/**
+ * Data key: the uids of the internal Services this install's controller created, comma-separated.
+ * Only Services whose uid is here give port claims and name aliases (docs/projection.md
+ * "Ownership"): a hand-made Service with our labels in the operator namespace steers nothing.
+ */
+export const INTERNAL_SERVICES_KEY = 'internal-services';
+/** A uid is 36 bytes (+1 separator): 20,000 of them stay far below a ConfigMap's 1 MiB. */
+export const MAX_RECORDED_INTERNAL_SERVICES = 20_000;
+
 /** `<release>-install`: the ConfigMap's name. */
 export function installRecordName(id: InstallIdentity): string {
   return `${id.release}-install`;
@@ -25,6 +34,13 @@ export interface InstallRecord {
   /** `host:port` of the binding ingress; undefined while the controller has not registered. */
   ingressAddress?: string;
   operatorId?: string;
+  /** Uids of the internal Services the controller created; undefined: never recorded (an upgrade). */
+  internalServices?: readonly string[];
+}
+
+/** The `internal-services` value: sorted, so one set is always one string. */
+export function formatInternalServices(uids: Iterable<string>): string {
+  return [...new Set(uids)].sort().join(',');
 }
 
 /** The ConfigMap the controller writes for `record`. */
@@ -32,6 +48,8 @@ export function installRecordConfigMap(id: InstallIdentity, record: InstallRecor
   const data: Record<string, string> = {};
   if (record.ingressAddress !== undefined) data[INGRESS_ADDRESS_KEY] = record.ingressAddress;
   if (record.operatorId !== undefined) data[OPERATOR_ID_KEY] = record.operatorId;
+  if (record.internalServices !== undefined)
+    data[INTERNAL_SERVICES_KEY] = formatInternalServices(record.internalServices);
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -53,6 +71,13 @@ const RecordData = z.object({
     })
     .optional(),
   [OPERATOR_ID_KEY]: z.string().optional(),
+  [INTERNAL_SERVICES_KEY]: z
+    .string()
+    .regex(/^([A-Za-z0-9-]{1,64}(,[A-Za-z0-9-]{1,64})*)?$/, 'must be Service uids separated by ","')
+    .refine((s) => s.split(',').length <= MAX_RECORDED_INTERNAL_SERVICES, {
+      message: `must hold at most ${MAX_RECORDED_INTERNAL_SERVICES} uids`,
+    })
+    .optional(),
 });
 
 /** Reads a live install record; a malformed value is refused with the key and the rule. */
@@ -70,5 +95,7 @@ export function parseInstallRecord(
   const record: InstallRecord = {};
   if (r.data[INGRESS_ADDRESS_KEY] !== undefined) record.ingressAddress = r.data[INGRESS_ADDRESS_KEY];
   if (r.data[OPERATOR_ID_KEY] !== undefined) record.operatorId = r.data[OPERATOR_ID_KEY];
+  const internal = r.data[INTERNAL_SERVICES_KEY];
+  if (internal !== undefined) record.internalServices = internal === '' ? [] : internal.split(',');
   return { ok: true, record };
 }

@@ -6,7 +6,15 @@
  * this install's (someone else created it first) is never overwritten: it is reported instead.
  */
 import { isOwnedBy, ROLE_LABEL, type InstallIdentity } from '../binding/identity.js';
-import { installRecordConfigMap, installRecordName, type InstallRecord } from '../binding/install-record.js';
+import {
+  INGRESS_ADDRESS_KEY,
+  installRecordConfigMap,
+  installRecordName,
+  INTERNAL_SERVICES_KEY,
+  OPERATOR_ID_KEY,
+  parseInstallRecord,
+  type InstallRecord,
+} from '../binding/install-record.js';
 import { describeError, isAlreadyExists, kinds, retryOnConflict, type KubeClient } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { Backoff, type BackoffOptions } from '../time/backoff.js';
@@ -18,9 +26,20 @@ class ForeignRecordError extends Error {
   override readonly name = 'ForeignRecordError';
 }
 
+/** What one write must set: the registration's part, the internal Services' part, or both. */
+interface Pending {
+  registration?: InstallRecord;
+  internalServices?: readonly string[];
+}
+
 export class InstallRecordWriter {
-  private desired: InstallRecord | undefined;
+  private desired: Pending | undefined;
   private running = false;
+  private internal: { loaded: boolean; uids: ReadonlySet<string> | undefined } = {
+    loaded: false,
+    uids: undefined,
+  };
+  private loading = false;
   private readonly backoff = new Backoff(WRITE_BACKOFF);
 
   constructor(
@@ -35,8 +54,68 @@ export class InstallRecordWriter {
 
   /** Records `record` as what the ConfigMap must say; returns at once, the write runs in the background. */
   publish(record: InstallRecord): void {
-    this.desired = record;
+    this.desired = { ...this.desired, registration: record };
     if (!this.running) void this.loop();
+  }
+
+  /**
+   * The internal Services the controller created, as read from the record (`loaded` false until
+   * the first read since start or since this replica began leading). `uids` undefined: the record
+   * lists none yet (an upgrade), so every labelled internal Service counts until the leader lists them.
+   */
+  get internalServices(): { loaded: boolean; uids: ReadonlySet<string> | undefined } {
+    return this.internal;
+  }
+
+  /** Records `uids` as this install's internal Services; written in the background. */
+  recordInternalServices(uids: ReadonlySet<string>): void {
+    this.internal = { loaded: true, uids };
+    this.desired = { ...this.desired, internalServices: [...uids] };
+    if (!this.running) void this.loop();
+  }
+
+  /**
+   * Reads the recorded internal Services again (at start, and when this replica starts leading:
+   * another leader may have added some), retrying with backoff; `onLoaded` runs once it has them.
+   */
+  loadInternalServices(onLoaded: () => void): void {
+    this.internal = { loaded: false, uids: this.internal.uids };
+    if (this.loading) return;
+    this.loading = true;
+    void this.load(onLoaded).finally(() => (this.loading = false));
+  }
+
+  private async load(onLoaded: () => void): Promise<void> {
+    const { kube, identity, log, signal } = this.opts;
+    const clock = this.opts.clock ?? systemClock;
+    const backoff = new Backoff(WRITE_BACKOFF);
+    while (!signal.aborted) {
+      try {
+        const cm = await kube.get(kinds.configMap, identity.operatorNamespace, installRecordName(identity), {
+          signal,
+        });
+        let uids: ReadonlySet<string> | undefined;
+        if (cm && isOwnedBy(cm, identity)) {
+          const parsed = parseInstallRecord(cm);
+          if (parsed.ok) uids = parsed.record.internalServices && new Set(parsed.record.internalServices);
+          // A malformed list trusts no internal Service: the leader lists the ones it writes again.
+          else {
+            log.error({ configmap: cm.metadata.name, error: parsed.message }, 'install record not read');
+            uids = new Set();
+          }
+        }
+        this.internal = { loaded: true, uids };
+        onLoaded();
+        return;
+      } catch (err) {
+        const delay = backoff.next(clock.now(), clock.random());
+        log.error(
+          { configmap: installRecordName(identity), error: describeError(err), retry_in_ms: delay },
+          'install record not read',
+        );
+        await clock.sleep(delay, signal);
+      }
+    }
   }
 
   private async loop(): Promise<void> {
@@ -64,8 +143,12 @@ export class InstallRecordWriter {
     }
   }
 
-  private async write(record: InstallRecord): Promise<void> {
+  private async write(pending: Pending): Promise<void> {
     const { kube, identity, log, signal } = this.opts;
+    const record: InstallRecord = {
+      ...pending.registration,
+      ...(pending.internalServices ? { internalServices: pending.internalServices } : {}),
+    };
     const want = installRecordConfigMap(identity, record);
     const { namespace, name } = want.metadata;
     // A concurrent writer (a second replica's last write, a create race) means: read again.
@@ -83,12 +166,19 @@ export class InstallRecordWriter {
           );
         }
         const labels = { ...existing.metadata.labels, ...want.metadata.labels };
-        const data = want.data ?? {};
+        // Each part replaces its own keys whole (a key the registration no longer has must go);
+        // the part this write does not carry is kept as it is.
+        const data: Record<string, string> = { ...existing.data };
+        if (pending.registration) {
+          delete data[INGRESS_ADDRESS_KEY];
+          delete data[OPERATOR_ID_KEY];
+        }
+        if (pending.internalServices) delete data[INTERNAL_SERVICES_KEY];
+        Object.assign(data, want.data);
         if (sameStrings(existing.data ?? {}, data) && sameStrings(existing.metadata.labels ?? {}, labels)) {
           return 'unchanged';
         }
-        // The data is replaced whole: a key the registration no longer has must go. The
-        // resourceVersion read above is the precondition.
+        // The resourceVersion read above is the precondition.
         await kube.replace(
           kinds.configMap,
           { ...existing, metadata: { ...existing.metadata, labels }, data },
@@ -105,6 +195,7 @@ export class InstallRecordWriter {
           operation,
           ingress: record.ingressAddress ?? null,
           operatorId: record.operatorId ?? null,
+          internalServices: record.internalServices?.length ?? null,
         },
         'install record written',
       );

@@ -1,4 +1,4 @@
-import { anchorOwned } from '../binding/anchors.js';
+import { anchorOwned, type RecordedInternal } from '../binding/anchors.js';
 import {
   decideDeletes,
   isMassDelete,
@@ -100,6 +100,14 @@ export interface ReconcilerOptions {
   foreignNameGraceMs?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
+  /**
+   * The install record's list of internal Services the controller created (the install-record
+   * writer): no pass runs until it is read; the leader records every internal Service it creates.
+   */
+  internalRecord?: {
+    readonly internalServices: { loaded: boolean; uids: RecordedInternal };
+    recordInternalServices(uids: ReadonlySet<string>): void;
+  };
 }
 
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
@@ -292,6 +300,8 @@ export class Reconciler {
   private async pass(signal: AbortSignal): Promise<void> {
     const { cluster, log, metrics } = this.o;
     if (!cluster.synced || this.blockingReads.size > 0) return;
+    const record = this.o.internalRecord?.internalServices;
+    if (record && !record.loaded) return;
     this.o.queue.passStarted();
     const snap = this.read(this.clock.now());
 
@@ -307,6 +317,7 @@ export class Reconciler {
         const uid = svc.metadata.uid;
         return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
       },
+      record?.uids,
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
@@ -385,6 +396,8 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
+    if (snap.leader)
+      this.recordInternal(config.identity.operatorNamespace, anchored.trusted, outcomes, record?.uids);
     await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
@@ -444,6 +457,37 @@ export class Reconciler {
       this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
     }
     return actions.filter((a) => a.op !== 'delete');
+  }
+
+  /**
+   * The leader lists the internal Services it trusts and the ones it just created in the install
+   * record (and drops deleted ones), so every replica, now and after a restart, takes port claims
+   * only from those. Bounded by MAX_RECORDED_INTERNAL_SERVICES (docs/projection.md "Ownership").
+   */
+  private recordInternal(
+    operatorNamespace: string,
+    trusted: readonly Service[],
+    outcomes: readonly ApplyOutcome[],
+    recorded: RecordedInternal,
+  ): void {
+    const sink = this.o.internalRecord;
+    if (!sink) return;
+    const internal = (svc: Service): boolean =>
+      svc.metadata.namespace === operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
+    const uids = new Set<string>();
+    for (const svc of trusted) if (internal(svc) && svc.metadata.uid) uids.add(svc.metadata.uid);
+    for (const out of outcomes) {
+      if (out.result === 'deleted' && out.deleted.metadata.uid) uids.delete(out.deleted.metadata.uid);
+      if (
+        (out.result === 'created' || out.result === 'updated') &&
+        internal(out.object) &&
+        out.object.metadata.uid
+      )
+        uids.add(out.object.metadata.uid);
+    }
+    if (recorded !== undefined && recorded.size === uids.size && [...uids].every((u) => recorded.has(u)))
+      return;
+    sink.recordInternalServices(uids);
   }
 
   // ---- record: the one writer of the read model ----

@@ -32,4 +32,31 @@ describe('anchorOwned: labels are not ownership outside the operator namespace',
       'prod/web',
     ]);
   });
+
+  it('trusts an internal Service only when the install record lists its uid (a hand-made one claims no port, names no alias)', () => {
+    const withUid = (s: Service, uid: string): Service => ({ ...s, metadata: { ...s.metadata, uid } });
+    const ours = withUid(svc('ops', 'ep-a', 'internal', 'http://api.prod:80'), 'u-ours');
+    // Hand-made: our labels, a ports-bearing name, pointing at a tenant Service to take over.
+    const handMade = withUid(svc('ops', 'ep-b', 'internal', 'http://web.prod:80'), 'u-hand');
+    const written = withUid(svc('ops', 'ep-c', 'internal', 'http://new.prod:80'), 'u-new');
+    const api = svc('prod', 'api', 'alias');
+    const web = svc('prod', 'web', 'alias');
+    const other = svc('ops', 'eb-install-helper', 'other');
+    const r = anchorOwned(
+      [ours, handMade, written, api, web, other],
+      'ops',
+      (s) => s.metadata.uid === 'u-new',
+      new Set(['u-ours']),
+    );
+    const keys = (l: Service[]): string[] => l.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
+    expect(keys(r.trusted)).toEqual(['ops/ep-a', 'ops/ep-c', 'prod/api', 'ops/eb-install-helper']);
+    expect(keys(r.unanchored)).toEqual(['ops/ep-b', 'prod/web']);
+    // No list yet (an upgrade from a version without it): every labelled internal Service counts.
+    expect(keys(anchorOwned([handMade, web], 'ops', () => false, undefined).trusted)).toEqual([
+      'ops/ep-b',
+      'prod/web',
+    ]);
+    // An empty list trusts none.
+    expect(keys(anchorOwned([handMade, web], 'ops', () => false, new Set()).trusted)).toEqual([]);
+  });
 });

@@ -33,4 +33,19 @@ describe('install record (the ConfigMap only the controller writes)', () => {
         'ConfigMap eb-install data.ingress-address: must be host:port with IPv6 hosts in brackets ([::1]:8080), got "nope"',
       );
   });
+
+  it('round-trips the internal Services list, sorted and deduplicated, and refuses a malformed one', () => {
+    const cm = installRecordConfigMap(id, { internalServices: ['b-2', 'a-1', 'b-2'] });
+    expect(cm.data?.['internal-services']).toBe('a-1,b-2');
+    expect(parseInstallRecord(cm)).toEqual({ ok: true, record: { internalServices: ['a-1', 'b-2'] } });
+    expect(parseInstallRecord(installRecordConfigMap(id, { internalServices: [] }))).toEqual({
+      ok: true,
+      record: { internalServices: [] },
+    });
+    const bad = parseInstallRecord({ ...cm, data: { 'internal-services': 'a-1, b 2' } });
+    expect(bad).toEqual({
+      ok: false,
+      message: 'ConfigMap eb-install data.internal-services: must be Service uids separated by ","',
+    });
+  });
 });
