@@ -71,16 +71,20 @@ const RecordData = z.object({
     })
     .optional(),
   [OPERATOR_ID_KEY]: z.string().optional(),
-  [INTERNAL_SERVICES_KEY]: z
-    .string()
-    .regex(/^([A-Za-z0-9-]{1,64}(,[A-Za-z0-9-]{1,64})*)?$/, 'must be Service uids separated by ","')
-    .refine((s) => s.split(',').length <= MAX_RECORDED_INTERNAL_SERVICES, {
-      message: `must hold at most ${MAX_RECORDED_INTERNAL_SERVICES} uids`,
-    })
-    .optional(),
 });
 
-/** Reads a live install record; a malformed value is refused with the key and the rule. */
+const InternalServicesValue = z
+  .string()
+  .regex(/^([A-Za-z0-9-]{1,64}(,[A-Za-z0-9-]{1,64})*)?$/, 'must be Service uids separated by ","')
+  .refine((s) => s.split(',').length <= MAX_RECORDED_INTERNAL_SERVICES, {
+    message: `must hold at most ${MAX_RECORDED_INTERNAL_SERVICES} uids`,
+  });
+
+/**
+ * Reads a live install record's registration part (what the forwarders need); a malformed value
+ * is refused with the key and the rule. The `internal-services` key is read apart
+ * (parseRecordedInternalServices), so a bad list never costs the forwarders their ingress.
+ */
 export function parseInstallRecord(
   cm: ConfigMap,
 ): { ok: true; record: InstallRecord } | { ok: false; message: string } {
@@ -95,7 +99,25 @@ export function parseInstallRecord(
   const record: InstallRecord = {};
   if (r.data[INGRESS_ADDRESS_KEY] !== undefined) record.ingressAddress = r.data[INGRESS_ADDRESS_KEY];
   if (r.data[OPERATOR_ID_KEY] !== undefined) record.operatorId = r.data[OPERATOR_ID_KEY];
-  const internal = r.data[INTERNAL_SERVICES_KEY];
-  if (internal !== undefined) record.internalServices = internal === '' ? [] : internal.split(',');
   return { ok: true, record };
+}
+
+/**
+ * The `internal-services` list of a live install record. `uids` undefined: no record, or a record
+ * without the key (an upgrade from a version without it; docs/projection.md "Ownership"). A
+ * malformed value is refused with the key and the rule.
+ */
+export function parseRecordedInternalServices(
+  cm: ConfigMap | undefined,
+): { ok: true; uids: readonly string[] | undefined } | { ok: false; message: string } {
+  const value = cm?.data?.[INTERNAL_SERVICES_KEY];
+  if (cm === undefined || value === undefined) return { ok: true, uids: undefined };
+  const r = InternalServicesValue.safeParse(value);
+  if (!r.success) {
+    return {
+      ok: false,
+      message: `ConfigMap ${cm.metadata.name} data.${INTERNAL_SERVICES_KEY}: ${r.error.issues[0]!.message}`,
+    };
+  }
+  return { ok: true, uids: r.data === '' ? [] : r.data.split(',') };
 }

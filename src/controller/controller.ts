@@ -226,7 +226,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   };
   // A new leader lists at once: its deletes wait for a complete listing of its own term.
   startLeading = () => {
-    installRecord.loadInternalServices(() => queue.requestPass());
     // An unchanged listing asks for no pass by itself; the deferred deletes need one.
     if (registration.operator && config.bindings.enabled)
       void feed.relistFresh('leading', signal).then((ok) => ok && queue.requestPass());
@@ -279,9 +278,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onCaughtUp: () => resolveCaughtUp(),
     internalRecord: installRecord,
   });
-  // Port claims come only from internal Services the install record lists: read it before the
-  // first pass, and again on leading (the previous leader may have created more).
-  installRecord.loadInternalServices(() => queue.requestPass());
 
   /** Why the endpoint knowledge is too old to act on (and so to be ready to lead), if it is. */
   const stale = (): string | undefined => {
@@ -338,7 +334,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
     if (config.bindings.enabled && !cluster.synced) {
       reasons.push(
-        `caches of Services and Namespaces not synced yet (${cluster.unsyncedReasons().join('; ')})`,
+        `caches of Services, Namespaces and the install record not synced yet (${cluster.unsyncedReasons().join('; ')})`,
       );
     }
     const lead = leadership();

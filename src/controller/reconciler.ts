@@ -1,4 +1,6 @@
 import { anchorOwned, type RecordedInternal } from '../binding/anchors.js';
+import { parseRecordedInternalServices } from '../binding/install-record.js';
+import { recordedInternalChange } from '../binding/recorded-internal.js';
 import {
   decideDeletes,
   isMassDelete,
@@ -20,12 +22,20 @@ import type {
   ProjectionState,
 } from '../binding/types.js';
 import { PROJECTION_STATES } from '../binding/types.js';
-import { keyOf, objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
+import {
+  keyOf,
+  objectRef,
+  type ConfigMap,
+  type EventRecorder,
+  type InvolvedObject,
+  type Service,
+} from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
+import type { InternalServicesChange } from './install-record-writer.js';
 import type { ControllerMetrics } from './metrics.js';
 import {
   PASS,
@@ -101,13 +111,10 @@ export interface ReconcilerOptions {
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
   /**
-   * The install record's list of internal Services the controller created (the install-record
-   * writer): no pass runs until it is read; the leader records every internal Service it creates.
+   * Where the leader records the internal Services it created (the install-record writer); the
+   * list is read back through the cluster's watch of the record. Without it nothing is recorded.
    */
-  internalRecord?: {
-    readonly internalServices: { loaded: boolean; uids: RecordedInternal };
-    recordInternalServices(uids: ReadonlySet<string>): void;
-  };
+  internalRecord?: { recordInternalServices(change: InternalServicesChange): void };
 }
 
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
@@ -207,6 +214,9 @@ export class Reconciler {
   private unanchoredReported = new Set<string>();
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
+  /** Listed internal Services missing from the cache, since when (recorded-internal.ts). */
+  private recordedAbsentSince = new Map<string, number>();
+  private lastRecordProblem: string | undefined;
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
@@ -300,10 +310,9 @@ export class Reconciler {
   private async pass(signal: AbortSignal): Promise<void> {
     const { cluster, log, metrics } = this.o;
     if (!cluster.synced || this.blockingReads.size > 0) return;
-    const record = this.o.internalRecord?.internalServices;
-    if (record && !record.loaded) return;
     this.o.queue.passStarted();
     const snap = this.read(this.clock.now());
+    const recorded = this.recordedInternal(snap.cluster.installRecord);
 
     // Pure: project and plan.
     const t0 = performance.now();
@@ -317,7 +326,7 @@ export class Reconciler {
         const uid = svc.metadata.uid;
         return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
       },
-      record?.uids,
+      recorded,
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
@@ -396,8 +405,7 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     this.recordOutcomes(outcomes);
-    if (snap.leader)
-      this.recordInternal(config.identity.operatorNamespace, anchored.trusted, outcomes, record?.uids);
+    this.recordInternal(snap, config.identity.operatorNamespace, anchored.trusted, outcomes, recorded);
     await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
@@ -460,34 +468,61 @@ export class Reconciler {
   }
 
   /**
-   * The leader lists the internal Services it trusts and the ones it just created in the install
-   * record (and drops deleted ones), so every replica, now and after a restart, takes port claims
-   * only from those. Bounded by MAX_RECORDED_INTERNAL_SERVICES (docs/projection.md "Ownership").
+   * The install record's list of internal Services (undefined: none yet, every labelled one
+   * counts). A malformed list is reported once per value and read as none, so the leader lists
+   * what is there again rather than distrusting its own Services (docs/projection.md "Ownership").
+   */
+  private recordedInternal(record: ConfigMap | undefined): RecordedInternal {
+    const parsed = parseRecordedInternalServices(record);
+    if (parsed.ok) return parsed.uids && new Set(parsed.uids);
+    if (this.lastRecordProblem !== parsed.message)
+      this.o.log.error({ error: parsed.message }, 'install record internal-services not read');
+    this.lastRecordProblem = parsed.message;
+    return undefined;
+  }
+
+  /**
+   * The leader lists in the install record every internal Service it trusts or just created, and
+   * unlists the ones it deleted or that have been gone a while, so every replica, now and after
+   * a restart, takes port claims only from those. One write per pass that changes the list, at
+   * most (the writer batches); every replica tracks absences, so a new leader prunes on time.
    */
   private recordInternal(
+    snap: PassSnapshot,
     operatorNamespace: string,
     trusted: readonly Service[],
     outcomes: readonly ApplyOutcome[],
     recorded: RecordedInternal,
   ): void {
-    const sink = this.o.internalRecord;
-    if (!sink) return;
     const internal = (svc: Service): boolean =>
       svc.metadata.namespace === operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
-    const uids = new Set<string>();
-    for (const svc of trusted) if (internal(svc) && svc.metadata.uid) uids.add(svc.metadata.uid);
+    const present = new Set<string>();
+    for (const svc of snap.cluster.owned.values())
+      if (internal(svc) && svc.metadata.uid) present.add(svc.metadata.uid);
+    const trustedUids = new Set<string>();
+    for (const svc of trusted) if (internal(svc) && svc.metadata.uid) trustedUids.add(svc.metadata.uid);
+    const deleted = new Set<string>();
     for (const out of outcomes) {
-      if (out.result === 'deleted' && out.deleted.metadata.uid) uids.delete(out.deleted.metadata.uid);
+      if (out.result === 'deleted' && out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
       if (
         (out.result === 'created' || out.result === 'updated') &&
         internal(out.object) &&
         out.object.metadata.uid
-      )
-        uids.add(out.object.metadata.uid);
+      ) {
+        trustedUids.add(out.object.metadata.uid);
+        present.add(out.object.metadata.uid);
+      }
     }
-    if (recorded !== undefined && recorded.size === uids.size && [...uids].every((u) => recorded.has(u)))
-      return;
-    sink.recordInternalServices(uids);
+    const change = recordedInternalChange({
+      recorded,
+      present,
+      trusted: trustedUids,
+      deleted,
+      absentSince: this.recordedAbsentSince,
+      now: snap.takenAt,
+    });
+    this.recordedAbsentSince = change.absentSince;
+    if (snap.leader && change.changed) this.o.internalRecord?.recordInternalServices(change);
   }
 
   // ---- record: the one writer of the read model ----

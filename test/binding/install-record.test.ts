@@ -3,6 +3,7 @@ import {
   installRecordConfigMap,
   installRecordName,
   parseInstallRecord,
+  parseRecordedInternalServices,
 } from '../../src/binding/install-record.js';
 import { isOwnedBy } from '../../src/binding/identity.js';
 
@@ -34,18 +35,32 @@ describe('install record (the ConfigMap only the controller writes)', () => {
       );
   });
 
-  it('round-trips the internal Services list, sorted and deduplicated, and refuses a malformed one', () => {
-    const cm = installRecordConfigMap(id, { internalServices: ['b-2', 'a-1', 'b-2'] });
-    expect(cm.data?.['internal-services']).toBe('a-1,b-2');
-    expect(parseInstallRecord(cm)).toEqual({ ok: true, record: { internalServices: ['a-1', 'b-2'] } });
-    expect(parseInstallRecord(installRecordConfigMap(id, { internalServices: [] }))).toEqual({
-      ok: true,
-      record: { internalServices: [] },
+  it('round-trips the internal Services list, sorted and deduplicated, and refuses a malformed one apart from the address', () => {
+    const cm = installRecordConfigMap(id, {
+      ingressAddress: 'ingress.example.test:443',
+      internalServices: ['b-2', 'a-1', 'b-2'],
     });
-    const bad = parseInstallRecord({ ...cm, data: { 'internal-services': 'a-1, b 2' } });
-    expect(bad).toEqual({
+    expect(cm.data?.['internal-services']).toBe('a-1,b-2');
+    expect(parseRecordedInternalServices(cm)).toEqual({ ok: true, uids: ['a-1', 'b-2'] });
+    expect(parseRecordedInternalServices(installRecordConfigMap(id, { internalServices: [] }))).toEqual({
+      ok: true,
+      uids: [],
+    });
+    // No record, or one without the key (an upgrade): no list.
+    expect(parseRecordedInternalServices(undefined)).toEqual({ ok: true, uids: undefined });
+    expect(parseRecordedInternalServices(installRecordConfigMap(id, {}))).toEqual({
+      ok: true,
+      uids: undefined,
+    });
+    const bad = { ...cm, data: { ...cm.data, 'internal-services': 'a-1, b 2' } };
+    expect(parseRecordedInternalServices(bad)).toEqual({
       ok: false,
       message: 'ConfigMap eb-install data.internal-services: must be Service uids separated by ","',
+    });
+    // A bad list never costs the forwarders their ingress address.
+    expect(parseInstallRecord(bad)).toEqual({
+      ok: true,
+      record: { ingressAddress: 'ingress.example.test:443' },
     });
   });
 });
