@@ -330,7 +330,7 @@ export class Reconciler {
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
-    this.reportUnanchored(unanchored);
+    this.reportUnanchored(anchored.unanchored);
     const names = new NameLookup(snap.cluster.names, unanchored);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
     // In chunks: a 10,000-endpoint projection takes seconds, and lease renewal, the probes and
@@ -587,15 +587,24 @@ export class Reconciler {
   }
 
   /** Logs each Service that carries our labels but is not anchored, once while it stays so. */
-  private reportUnanchored(keys: ReadonlySet<string>): void {
-    for (const key of keys) {
+  private reportUnanchored(services: readonly Service[]): void {
+    const keys = new Set<string>();
+    for (const svc of services) {
+      const key = keyOf(svc);
+      keys.add(key);
       if (this.unanchoredReported.has(key)) continue;
-      this.o.log.warn(
-        { service: key },
-        "service carries this install's labels but no internal Service names it; left alone",
-      );
+      if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
+        this.o.log.warn(
+          { service: key, uid: svc.metadata.uid ?? null },
+          "internal Service carries this install's labels but the install record does not list it; claims no port, left alone",
+        );
+      else
+        this.o.log.warn(
+          { service: key },
+          "service carries this install's labels but no internal Service names it; left alone",
+        );
     }
-    this.unanchoredReported = new Set(keys);
+    this.unanchoredReported = keys;
   }
 
   private clearFailure(key: string): void {

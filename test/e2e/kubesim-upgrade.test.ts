@@ -129,6 +129,14 @@ describe.skipIf('skip' in helm).sequential('helm upgrade into kubesim, checked a
       },
       WAIT,
     );
+    // The controller moves the port as soon as its new pod leads; the forwarder's new pod (new
+    // range) binds it a moment after it reports started: wait for that, bounded, then check.
+    await waitFor(
+      'the forwarder serving the new port',
+      async () =>
+        (await t.exchange('alpha.apps', 7100, 'ping').catch(() => undefined)) === 'ping' ? true : undefined,
+      WAIT,
+    );
     expect(await t.exchange('alpha.apps', 7100, 'ping')).toBe('ping');
   }, 120_000);
 
