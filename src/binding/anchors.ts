@@ -1,6 +1,13 @@
 import type { Service } from '../kube/objects.js';
 import { parseEndpointUrl } from './endpoint-url.js';
-import { ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from './identity.js';
+import {
+  ALIAS_ANNOTATION,
+  ENDPOINT_URL_ANNOTATION,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
+  STATE_LABEL,
+} from './identity.js';
+import type { PlanAction } from './types.js';
 
 /**
  * Ownership anchored where tenants cannot write (docs/projection.md "Ownership"). Our labels can
@@ -27,19 +34,28 @@ function isInternal(s: Service, operatorNamespace: string): boolean {
   return s.metadata.namespace === operatorNamespace && s.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
 }
 
-/** `namespace/name` of every alias our internal Services (in `operatorNamespace`) name. */
+/**
+ * Every alias our internal Services (in `operatorNamespace`) name, `namespace/name` to the uids
+ * they record for it (`endpoint-binder.io/alias`; empty when none records one, as before an
+ * upgrade's first pass).
+ */
 export function namedAliases(
   owned: readonly Service[],
   operatorNamespace: string,
   isOurs: (svc: Service) => boolean = () => true,
-): Set<string> {
-  const named = new Set<string>();
+): Map<string, Set<string>> {
+  const named = new Map<string, Set<string>>();
   for (const s of owned) {
     if (!isInternal(s, operatorNamespace) || !isOurs(s)) continue;
     const url = s.metadata.annotations?.[ENDPOINT_URL_ANNOTATION];
     if (url === undefined) continue;
     const parsed = parseEndpointUrl(url);
-    if (parsed.ok) named.add(`${parsed.value.namespace}/${parsed.value.name}`);
+    if (!parsed.ok) continue;
+    const key = `${parsed.value.namespace}/${parsed.value.name}`;
+    const uids = named.get(key) ?? new Set<string>();
+    named.set(key, uids);
+    const alias = s.metadata.annotations?.[ALIAS_ANNOTATION];
+    if (alias?.startsWith(`${key}/`)) uids.add(alias.slice(key.length + 1));
   }
   return named;
 }
@@ -61,13 +77,61 @@ export function anchorOwned(
   const named = namedAliases(owned, operatorNamespace, recordedInternal);
   const trusted: Service[] = [];
   const unanchored: Service[] = [];
+  // An alias is ours when one of our internal Services records its uid. Without a list of
+  // internal Services (an upgrade from a version that recorded neither), the name is enough
+  // once: the leader's pass then records the uids.
+  const isNamedAlias = (s: Service): boolean => {
+    const uids = named.get(`${s.metadata.namespace}/${s.metadata.name}`);
+    if (uids === undefined) return false;
+    return recorded === undefined || (s.metadata.uid !== undefined && uids.has(s.metadata.uid));
+  };
   for (const s of owned) {
     const ns = s.metadata.namespace;
     const ok = isInternal(s, operatorNamespace)
       ? recordedInternal(s)
-      : ns === operatorNamespace || named.has(`${ns}/${s.metadata.name}`) || wroteIt(s);
+      : ns === operatorNamespace || isNamedAlias(s) || wroteIt(s);
     if (ok) trusted.push(s);
     else unanchored.push(s);
   }
   return { trusted, unanchored };
+}
+
+/**
+ * The internal Services written in the same pass as the alias they name learn its uid from the
+ * alias's create (aliases are written first), so an alias and its internal Service cost one write
+ * each. `created` maps an alias's `namespace/name` to the uid the server gave it. Pure.
+ */
+export function withCreatedAliases(
+  actions: readonly PlanAction[],
+  created: ReadonlyMap<string, string>,
+  operatorNamespace: string,
+): PlanAction[] {
+  if (created.size === 0) return [...actions];
+  const fill = (svc: Service): Service => {
+    if (!isInternal(svc, operatorNamespace) || svc.metadata.labels?.[STATE_LABEL] !== 'projected') return svc;
+    const url = parseEndpointUrl(svc.metadata.annotations?.[ENDPOINT_URL_ANNOTATION] ?? '');
+    if (!url.ok) return svc;
+    const key = `${url.value.namespace}/${url.value.name}`;
+    const uid = created.get(key);
+    if (uid === undefined) return svc;
+    return {
+      ...svc,
+      metadata: {
+        ...svc.metadata,
+        annotations: { ...svc.metadata.annotations, [ALIAS_ANNOTATION]: `${key}/${uid}` },
+      },
+    };
+  };
+  return actions.map((a) => {
+    switch (a.op) {
+      case 'create':
+        return { ...a, desired: fill(a.desired) };
+      case 'update':
+        return { ...a, desired: fill(a.desired), object: fill(a.object) };
+      case 'recreate':
+        return { ...a, desired: fill(a.desired) };
+      case 'delete':
+        return a;
+    }
+  });
 }

@@ -1,4 +1,4 @@
-import { anchorOwned, type RecordedInternal } from '../binding/anchors.js';
+import { anchorOwned, withCreatedAliases, type RecordedInternal } from '../binding/anchors.js';
 import { parseRecordedInternalServices } from '../binding/install-record.js';
 import { recordedInternalChange } from '../binding/recorded-internal.js';
 import {
@@ -386,17 +386,29 @@ export class Reconciler {
     let applyMs = 0;
     if (snap.leader && ready.length > 0) {
       const t1 = performance.now();
-      outcomes = await applyAll(
-        ready,
-        {
-          api: this.o.api,
-          identity: config.identity,
-          isLeader: this.o.isLeader,
-          onWrite: (op, result) => metrics.kubeWrites.inc({ op, result }),
-          signal,
-        },
-        this.o.writeConcurrency,
+      const ctx = {
+        api: this.o.api,
+        identity: config.identity,
+        isLeader: this.o.isLeader,
+        onWrite: (op: string, result: string) => metrics.kubeWrites.inc({ op, result }),
+        signal,
+      };
+      // New aliases first: their internal Services record the uid the server gives them
+      // (ownership, docs/projection.md), in the same write that creates or updates them.
+      const opns = config.identity.operatorNamespace;
+      const newAlias = (a: PlanAction): boolean =>
+        (a.op === 'create' || a.op === 'recreate') && a.desired.metadata.namespace !== opns;
+      const first = await applyAll(ready.filter(newAlias), ctx, this.o.writeConcurrency);
+      const created = new Map<string, string>();
+      for (const out of first)
+        if (out.result === 'created' && out.object.metadata.uid !== undefined)
+          created.set(out.key, out.object.metadata.uid);
+      const rest = withCreatedAliases(
+        ready.filter((a) => !newAlias(a)),
+        created,
+        opns,
       );
+      outcomes = [...first, ...(await applyAll(rest, ctx, this.o.writeConcurrency))];
       applyMs = performance.now() - t1;
       metrics.applyDuration.observe(applyMs / 1000);
     }
