@@ -108,7 +108,7 @@ export function withCreatedAliases(
 ): PlanAction[] {
   if (created.size === 0) return [...actions];
   const fill = (svc: Service): Service => {
-    if (!isInternal(svc, operatorNamespace) || svc.metadata.labels?.[STATE_LABEL] !== 'projected') return svc;
+    if (!isInternal(svc, operatorNamespace)) return svc;
     const url = parseEndpointUrl(svc.metadata.annotations?.[ENDPOINT_URL_ANNOTATION] ?? '');
     if (!url.ok) return svc;
     const key = `${url.value.namespace}/${url.value.name}`;

@@ -354,9 +354,8 @@ export function* projectionSteps(
           reason,
           groupPorts: ports,
           config,
-          ...(target && state === 'projected' && aliasUids.has(aliasKey)
-            ? { alias: `${aliasKey}/${aliasUids.get(aliasKey)!}` }
-            : {}),
+          // Recorded whatever the state: an alias left standing (a terminating namespace) stays ours.
+          ...(aliasUids.has(aliasKey) ? { alias: `${aliasKey}/${aliasUids.get(aliasKey)!}` } : {}),
         });
         services.set(key(opns, m.internalName), svc);
         extra.internalService = { namespace: opns, name: m.internalName };

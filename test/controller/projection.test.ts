@@ -187,6 +187,11 @@ describe('controller: projecting endpoints', () => {
     await eventually(() => env.service('bad', 'fine'), 'good one projected');
     await eventually(() => stateOf(bad.id)?.state === 'invalid-url', 'bad one invalid-url');
     expect(stateOf(bad.id)?.reason).toMatch(/9svc/);
+    // The alias is written first (its internal Service records its uid), the state after the pass.
+    await eventually(
+      () => stateOf(good.id)?.state === 'projected' || undefined,
+      'good one projected in status',
+    );
     expect(stateOf(good.id)?.state).toBe('projected');
   });
 });
