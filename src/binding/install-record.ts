@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { ConfigMap } from '../kube/objects.js';
 import { hostPortProblem } from '../net/host-port.js';
-import type { InstallIdentity } from './identity.js';
-import { ownershipLabels } from './identity.js';
+import { isOwnedBy, ownershipLabels, ROLE_LABEL, type InstallIdentity } from './identity.js';
 
 /**
  * The install record: one ConfigMap in the operator namespace that only the controller writes
@@ -120,4 +119,25 @@ export function parseRecordedInternalServices(
     };
   }
   return { ok: true, uids: r.data === '' ? [] : r.data.split(',') };
+}
+
+/**
+ * The list of internal Services a live record gives (controller and forwarders read it alike):
+ * undefined when there is none yet (every labelled internal Service counts) or the value is
+ * malformed (reported; the leader lists them again); empty when the ConfigMap is not this
+ * install's (nothing counts: whoever could create it must not choose what counts).
+ */
+export function recordedInternalOf(
+  cm: ConfigMap | undefined,
+  id: InstallIdentity,
+): { uids: ReadonlySet<string> | undefined; problem?: string } {
+  if (cm === undefined) return { uids: undefined };
+  if (!isOwnedBy(cm, id) || cm.metadata.labels?.[ROLE_LABEL] !== 'install-record')
+    return {
+      uids: new Set(),
+      problem: `ConfigMap ${cm.metadata.name} lacks this install's labels; its ${INTERNAL_SERVICES_KEY} is ignored and no internal Service counts`,
+    };
+  const parsed = parseRecordedInternalServices(cm);
+  if (!parsed.ok) return { uids: undefined, problem: parsed.message };
+  return { uids: parsed.uids && new Set(parsed.uids) };
 }

@@ -1,5 +1,5 @@
 import { anchorOwned, withCreatedAliases, type RecordedInternal } from '../binding/anchors.js';
-import { parseRecordedInternalServices } from '../binding/install-record.js';
+import { recordedInternalOf } from '../binding/install-record.js';
 import { recordedInternalChange } from '../binding/recorded-internal.js';
 import {
   decideDeletes,
@@ -485,12 +485,11 @@ export class Reconciler {
    * what is there again rather than distrusting its own Services (docs/projection.md "Ownership").
    */
   private recordedInternal(record: ConfigMap | undefined): RecordedInternal {
-    const parsed = parseRecordedInternalServices(record);
-    if (parsed.ok) return parsed.uids && new Set(parsed.uids);
-    if (this.lastRecordProblem !== parsed.message)
-      this.o.log.error({ error: parsed.message }, 'install record internal-services not read');
-    this.lastRecordProblem = parsed.message;
-    return undefined;
+    const { uids, problem } = recordedInternalOf(record, this.o.config().identity);
+    if (problem !== undefined && this.lastRecordProblem !== problem)
+      this.o.log.error({ error: problem }, 'install record internal-services not read');
+    this.lastRecordProblem = problem;
+    return uids;
   }
 
   /**

@@ -11,7 +11,7 @@ import { connectThroughIngress, IngressError, type IngressTlsOptions } from '../
 import { resetSocket } from '../api/ingress/reset.js';
 import { reusableTls } from '../api/ingress/tls-client.js';
 import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
-import { installRecordName } from '../binding/install-record.js';
+import { installRecordName, recordedInternalOf } from '../binding/install-record.js';
 import {
   collectionPath,
   ConfigMapSchema,
@@ -305,6 +305,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     const desired = desiredListeners(services.list(), identity, {
       portRange: config.portRange,
       ownPorts: [listen.port, httpPort].filter((p) => p > 0),
+      recorded: recordedInternalOf(records.get(config.operatorNamespace, recordName), identity).uids,
     });
     const problemsKey = JSON.stringify(desired.problems);
     if (problemsKey !== lastProblems) {

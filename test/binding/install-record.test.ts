@@ -4,6 +4,7 @@ import {
   installRecordName,
   parseInstallRecord,
   parseRecordedInternalServices,
+  recordedInternalOf,
 } from '../../src/binding/install-record.js';
 import { isOwnedBy } from '../../src/binding/identity.js';
 
@@ -62,5 +63,19 @@ describe('install record (the ConfigMap only the controller writes)', () => {
       ok: true,
       record: { ingressAddress: 'ingress.example.test:443' },
     });
+  });
+
+  it('gives no list without a record, nothing that counts from a ConfigMap not of this install', () => {
+    const cm = installRecordConfigMap(id, { internalServices: ['a-1'] });
+    expect(recordedInternalOf(undefined, id)).toEqual({ uids: undefined });
+    expect(recordedInternalOf(cm, id)).toEqual({ uids: new Set(['a-1']) });
+    const forged = { ...cm, metadata: { ...cm.metadata, labels: {} } };
+    expect(recordedInternalOf(forged, id)).toEqual({
+      uids: new Set(),
+      problem:
+        "ConfigMap eb-install lacks this install's labels; its internal-services is ignored and no internal Service counts",
+    });
+    const bad = { ...cm, data: { 'internal-services': ' ' } };
+    expect(recordedInternalOf(bad, id).uids).toBeUndefined();
   });
 });
