@@ -1,12 +1,6 @@
 import type { Service } from '../kube/objects.js';
 import { parseEndpointUrl } from './endpoint-url.js';
-import {
-  ALIAS_ANNOTATION,
-  ENDPOINT_URL_ANNOTATION,
-  ROLE_INTERNAL,
-  ROLE_LABEL,
-  STATE_LABEL,
-} from './identity.js';
+import { ALIAS_ANNOTATION, ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from './identity.js';
 import type { PlanAction } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTS_ANNOTATION } from '../../src/binding/identity.js';
 import type { Controller } from '../../src/controller/controller.js';
-import { kinds, type Service } from '../../src/kube/index.js';
+import { kinds } from '../../src/kube/index.js';
 import { captureLogs, type CapturedLogs } from '../helpers/logs.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
 
@@ -66,7 +66,7 @@ describe('controller: port claims only from recorded internal Services', () => {
         },
       },
       spec: { type: 'ClusterIP', ports: [{ name: 'http-80', port: 80, targetPort: port, protocol: 'TCP' }] },
-    } as Service);
+    });
     await eventually(
       () =>
         logs.lines.some((l) => l['msg'] === LEFT_ALONE && l['service'] === `${OPERATOR_NS}/ep-forged`) ||
