@@ -31,6 +31,12 @@ export const ENDPOINT_IDS_ANNOTATION = 'endpoint-binder.io/endpoint-ids';
 export const PORTS_ANNOTATION = 'endpoint-binder.io/ports';
 /** A human-readable reason for the state, when it is not `projected`. */
 export const REASON_ANNOTATION = 'endpoint-binder.io/reason';
+/**
+ * On an internal Service: `<namespace>/<name>/<uid>` of the alias Service this install created
+ * for it. An alias is ours only when an internal Service of this install records its uid
+ * (docs/projection.md "Ownership"): labels and the name alone are never enough.
+ */
+export const ALIAS_ANNOTATION = 'endpoint-binder.io/alias';
 /** Set by `endpoint-binder uninstall` under the `retain` policy on Services left behind. */
 export const ORPHANED_ANNOTATION = 'endpoint-binder.io/orphaned';
 

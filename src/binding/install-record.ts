@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { ConfigMap } from '../kube/objects.js';
 import { hostPortProblem } from '../net/host-port.js';
-import type { InstallIdentity } from './identity.js';
-import { ownershipLabels } from './identity.js';
+import { isOwnedBy, ownershipLabels, ROLE_LABEL, type InstallIdentity } from './identity.js';
 
 /**
  * The install record: one ConfigMap in the operator namespace that only the controller writes
@@ -16,6 +15,15 @@ export const INGRESS_ADDRESS_KEY = 'ingress-address';
 /** Data key: the management API's operator id the address came from (for logs and `check`). */
 export const OPERATOR_ID_KEY = 'operator-id';
 
+/**
+ * Data key: the uids of the internal Services this install's controller created, comma-separated.
+ * Only Services whose uid is here give port claims and name aliases (docs/projection.md
+ * "Ownership"): a hand-made Service with our labels in the operator namespace steers nothing.
+ */
+export const INTERNAL_SERVICES_KEY = 'internal-services';
+/** A uid is 36 bytes (+1 separator): 20,000 of them stay far below a ConfigMap's 1 MiB. */
+export const MAX_RECORDED_INTERNAL_SERVICES = 20_000;
+
 /** `<release>-install`: the ConfigMap's name. */
 export function installRecordName(id: InstallIdentity): string {
   return `${id.release}-install`;
@@ -25,6 +33,13 @@ export interface InstallRecord {
   /** `host:port` of the binding ingress; undefined while the controller has not registered. */
   ingressAddress?: string;
   operatorId?: string;
+  /** Uids of the internal Services the controller created; undefined: never recorded (an upgrade). */
+  internalServices?: readonly string[];
+}
+
+/** The `internal-services` value: sorted, so one set is always one string. */
+export function formatInternalServices(uids: Iterable<string>): string {
+  return [...new Set(uids)].sort().join(',');
 }
 
 /** The ConfigMap the controller writes for `record`. */
@@ -32,6 +47,8 @@ export function installRecordConfigMap(id: InstallIdentity, record: InstallRecor
   const data: Record<string, string> = {};
   if (record.ingressAddress !== undefined) data[INGRESS_ADDRESS_KEY] = record.ingressAddress;
   if (record.operatorId !== undefined) data[OPERATOR_ID_KEY] = record.operatorId;
+  if (record.internalServices !== undefined)
+    data[INTERNAL_SERVICES_KEY] = formatInternalServices(record.internalServices);
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -55,7 +72,18 @@ const RecordData = z.object({
   [OPERATOR_ID_KEY]: z.string().optional(),
 });
 
-/** Reads a live install record; a malformed value is refused with the key and the rule. */
+const InternalServicesValue = z
+  .string()
+  .regex(/^([A-Za-z0-9-]{1,64}(,[A-Za-z0-9-]{1,64})*)?$/, 'must be Service uids separated by ","')
+  .refine((s) => s.split(',').length <= MAX_RECORDED_INTERNAL_SERVICES, {
+    message: `must hold at most ${MAX_RECORDED_INTERNAL_SERVICES} uids`,
+  });
+
+/**
+ * Reads a live install record's registration part (what the forwarders need); a malformed value
+ * is refused with the key and the rule. The `internal-services` key is read apart
+ * (parseRecordedInternalServices), so a bad list never costs the forwarders their ingress.
+ */
 export function parseInstallRecord(
   cm: ConfigMap,
 ): { ok: true; record: InstallRecord } | { ok: false; message: string } {
@@ -71,4 +99,45 @@ export function parseInstallRecord(
   if (r.data[INGRESS_ADDRESS_KEY] !== undefined) record.ingressAddress = r.data[INGRESS_ADDRESS_KEY];
   if (r.data[OPERATOR_ID_KEY] !== undefined) record.operatorId = r.data[OPERATOR_ID_KEY];
   return { ok: true, record };
+}
+
+/**
+ * The `internal-services` list of a live install record. `uids` undefined: no record, or a record
+ * without the key (an upgrade from a version without it; docs/projection.md "Ownership"). A
+ * malformed value is refused with the key and the rule.
+ */
+export function parseRecordedInternalServices(
+  cm: ConfigMap | undefined,
+): { ok: true; uids: readonly string[] | undefined } | { ok: false; message: string } {
+  const value = cm?.data?.[INTERNAL_SERVICES_KEY];
+  if (cm === undefined || value === undefined) return { ok: true, uids: undefined };
+  const r = InternalServicesValue.safeParse(value);
+  if (!r.success) {
+    return {
+      ok: false,
+      message: `ConfigMap ${cm.metadata.name} data.${INTERNAL_SERVICES_KEY}: ${r.error.issues[0]!.message}`,
+    };
+  }
+  return { ok: true, uids: r.data === '' ? [] : r.data.split(',') };
+}
+
+/**
+ * The list of internal Services a live record gives (controller and forwarders read it alike):
+ * undefined when there is none yet (every labelled internal Service counts) or the value is
+ * malformed (reported; the leader lists them again); empty when the ConfigMap is not this
+ * install's (nothing counts: whoever could create it must not choose what counts).
+ */
+export function recordedInternalOf(
+  cm: ConfigMap | undefined,
+  id: InstallIdentity,
+): { uids: ReadonlySet<string> | undefined; problem?: string } {
+  if (cm === undefined) return { uids: undefined };
+  if (!isOwnedBy(cm, id) || cm.metadata.labels?.[ROLE_LABEL] !== 'install-record')
+    return {
+      uids: new Set(),
+      problem: `ConfigMap ${cm.metadata.name} lacks this install's labels; its ${INTERNAL_SERVICES_KEY} is ignored and no internal Service counts`,
+    };
+  const parsed = parseRecordedInternalServices(cm);
+  if (!parsed.ok) return { uids: undefined, problem: parsed.message };
+  return { uids: parsed.uids && new Set(parsed.uids) };
 }

@@ -129,6 +129,11 @@ export function* projectionSteps(
   };
   const { config, cluster } = input;
   const opns = config.identity.operatorNamespace;
+  // The uid of each alias this install holds, recorded on the internal Services that name it.
+  const aliasUids = new Map<string, string>();
+  for (const s of cluster.owned)
+    if (s.metadata.namespace !== opns && s.metadata.uid !== undefined)
+      aliasUids.set(key(s.metadata.namespace ?? '', s.metadata.name), s.metadata.uid);
   const notOurs = `is not managed by this install (release "${config.identity.release}", operator namespace "${opns}")`;
   const statuses: EndpointStatus[] = input.endpoints.map((ep) => ({
     id: ep.id,
@@ -349,6 +354,8 @@ export function* projectionSteps(
           reason,
           groupPorts: ports,
           config,
+          // Recorded whatever the state: an alias left standing (a terminating namespace) stays ours.
+          ...(aliasUids.has(aliasKey) ? { alias: `${aliasKey}/${aliasUids.get(aliasKey)!}` } : {}),
         });
         services.set(key(opns, m.internalName), svc);
         extra.internalService = { namespace: opns, name: m.internalName };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Service, ServicePort } from '../kube/objects.js';
 import type { EndpointUrl } from './endpoint-url.js';
 import {
+  ALIAS_ANNOTATION,
   ENDPOINT_ID_ANNOTATION,
   ENDPOINT_IDS_ANNOTATION,
   ENDPOINT_URL_ANNOTATION,
@@ -109,6 +110,8 @@ export interface InternalServiceInput {
   reason: string;
   groupPorts: readonly GroupPort[];
   config: ProjectionConfig;
+  /** The alias this install created for it (`namespace/name/uid`); absent until it exists. */
+  alias?: string;
 }
 
 export function internalService(input: InternalServiceInput): Service {
@@ -121,6 +124,7 @@ export function internalService(input: InternalServiceInput): Service {
     ),
   };
   if (input.state !== 'projected') annotations[REASON_ANNOTATION] = input.reason;
+  if (input.alias !== undefined) annotations[ALIAS_ANNOTATION] = input.alias;
   const meta = withExtras(
     config,
     { ...ownershipLabels(config.identity), [ROLE_LABEL]: ROLE_INTERNAL, [STATE_LABEL]: input.state },

@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import { ownershipSelector, type InstallIdentity } from '../binding/identity.js';
+import { installRecordName } from '../binding/install-record.js';
 import type { NamespacePhase } from '../binding/types.js';
 import {
   collectionPath,
@@ -8,6 +9,7 @@ import {
   kinds,
   type Cache,
   type CacheTuning,
+  type ConfigMap,
   type KubeTransport,
   type Namespace,
   type Service,
@@ -53,7 +55,7 @@ export interface NameRecord {
  * to be held by others, with their history.
  */
 export interface ClusterSnapshot {
-  /** Both caches have listed once. */
+  /** Every cache (Services, Namespaces, the install record) has listed once. */
   synced: boolean;
   /** The resourceVersion the Service cache is current to. */
   resourceVersion: string;
@@ -64,6 +66,8 @@ export interface ClusterSnapshot {
   namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
   names: ReadonlyMap<string, NameRecord>;
   pending: ReadonlyMap<string, PendingWrite>;
+  /** The install record ConfigMap as watched (undefined: none), with its list of internal Services. */
+  installRecord: ConfigMap | undefined;
 }
 
 const PENDING_TTL_MS = 30_000;
@@ -94,6 +98,13 @@ function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean
 export class ClusterState {
   readonly services: Cache<Service>;
   readonly namespaces: Cache<Namespace>;
+  /**
+   * The install record, watched by name: every replica knows the leader's list of internal
+   * Services within moments of its write (a follower, a replica that just started or leads).
+   */
+  readonly installRecord: Cache<ConfigMap>;
+  private readonly recordKey: string;
+  private readonly recordNamespace: string;
   private readonly pending = new Map<string, PendingWrite>();
   private readonly names = new Map<string, NameRecord>();
   private readonly pendingTtlMs: number;
@@ -129,35 +140,47 @@ export class ClusterState {
       path: collectionPath(kinds.namespace),
       schema: kinds.namespace.schema,
     });
+    this.recordKey = installRecordName(opts.identity);
+    this.recordNamespace = opts.identity.operatorNamespace;
+    this.installRecord = createCache({
+      ...common,
+      name: 'install-record',
+      path: collectionPath(kinds.configMap, opts.identity.operatorNamespace),
+      fieldSelector: `metadata.name=${this.recordKey}`,
+      schema: kinds.configMap.schema,
+    });
     const changed = (): void => opts.onChange();
-    for (const cache of [this.services, this.namespaces] as Cache<Service | Namespace>[]) {
+    for (const cache of this.caches()) {
       cache.on('add', changed);
       cache.on('update', changed);
       cache.on('delete', changed);
     }
   }
 
+  private caches(): Cache<Service | Namespace | ConfigMap>[] {
+    return [this.services, this.namespaces, this.installRecord] as Cache<Service | Namespace | ConfigMap>[];
+  }
+
   start(): void {
-    this.services.start();
-    this.namespaces.start();
+    for (const cache of this.caches()) cache.start();
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.services.stop(), this.namespaces.stop()]);
+    await Promise.all(this.caches().map((c) => c.stop()));
   }
 
   get synced(): boolean {
-    return this.services.synced && this.namespaces.synced;
+    return this.caches().every((c) => c.synced);
   }
 
   async waitForSync(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.services.waitForSync(signal), this.namespaces.waitForSync(signal)]);
+    await Promise.all(this.caches().map((c) => c.waitForSync(signal)));
   }
 
   /** Why the caches are not synced, one line per cache, from their last error. */
   unsyncedReasons(): string[] {
     const out: string[] = [];
-    for (const cache of [this.services, this.namespaces] as Cache<Service | Namespace>[]) {
+    for (const cache of this.caches()) {
       if (cache.synced) continue;
       const h = cache.health();
       out.push(h.lastError ? `${cache.name}: ${h.lastError}` : `${cache.name}: not listed yet`);
@@ -255,6 +278,7 @@ export class ClusterState {
       namespaceLabels,
       names: new Map(this.names),
       pending: new Map(this.pending),
+      installRecord: this.installRecord.get(this.recordNamespace, this.recordKey),
     };
   }
 

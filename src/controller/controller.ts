@@ -283,6 +283,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     clock,
     ...(podRef ? { podRef } : {}),
     onCaughtUp: () => resolveCaughtUp(),
+    internalRecord: installRecord,
   });
 
   /** Why the endpoint knowledge is too old to act on (and so to be ready to lead), if it is. */
@@ -354,7 +355,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     }
     if (config.bindings.enabled && !cluster.synced) {
       reasons.push(
-        `caches of Services and Namespaces not synced yet (${cluster.unsyncedReasons().join('; ')})`,
+        `caches of Services, Namespaces and the install record not synced yet (${cluster.unsyncedReasons().join('; ')})`,
       );
     }
     const lead = leadership();

@@ -1,4 +1,6 @@
-import { anchorOwned } from '../binding/anchors.js';
+import { anchorOwned, withCreatedAliases, type RecordedInternal } from '../binding/anchors.js';
+import { recordedInternalOf } from '../binding/install-record.js';
+import { recordedInternalChange } from '../binding/recorded-internal.js';
 import {
   decideDeletes,
   isMassDelete,
@@ -20,7 +22,14 @@ import type {
   ProjectionState,
 } from '../binding/types.js';
 import { PROJECTION_STATES } from '../binding/types.js';
-import { keyOf, objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
+import {
+  keyOf,
+  objectRef,
+  type ConfigMap,
+  type EventRecorder,
+  type InvolvedObject,
+  type Service,
+} from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { withProgress } from '../time/progress.js';
@@ -28,6 +37,7 @@ import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
 import { lostLabelDetail } from './foreign-holder.js';
+import type { InternalServicesChange } from './install-record-writer.js';
 import type { ControllerMetrics } from './metrics.js';
 import {
   PASS,
@@ -102,6 +112,11 @@ export interface ReconcilerOptions {
   foreignNameGraceMs?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
+  /**
+   * Where the leader records the internal Services it created (the install-record writer); the
+   * list is read back through the cluster's watch of the record. Without it nothing is recorded.
+   */
+  internalRecord?: { recordInternalServices(change: InternalServicesChange): void };
 }
 
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
@@ -214,6 +229,9 @@ export class Reconciler {
   private deletingReported = new Set<string>();
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
+  /** Listed internal Services missing from the cache, since when (recorded-internal.ts). */
+  private recordedAbsentSince = new Map<string, number>();
+  private lastRecordProblem: string | undefined;
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
@@ -309,6 +327,7 @@ export class Reconciler {
     if (!cluster.synced || this.blockingReads.size > 0) return;
     this.o.queue.passStarted();
     const snap = this.read(this.clock.now());
+    const recorded = this.recordedInternal(snap.cluster.installRecord);
 
     // Pure: project and plan.
     const t0 = performance.now();
@@ -322,10 +341,11 @@ export class Reconciler {
         const uid = svc.metadata.uid;
         return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
       },
+      recorded,
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
-    this.reportUnanchored(unanchored);
+    this.reportUnanchored(anchored.unanchored);
     this.reportDeleting(anchored.trusted);
     // A Service back in our hands (its label restored) is ours at once, whatever a read said before.
     const names = new NameLookup(snap.cluster.names, unanchored, owned);
@@ -384,7 +404,17 @@ export class Reconciler {
     let applyMs = 0;
     if (snap.leader && ready.length > 0) {
       const t1 = performance.now();
+      const ctx = {
+        api: this.o.api,
+        identity: config.identity,
+        isLeader: this.o.isLeader,
+        onWrite: (op: string, result: string) => metrics.kubeWrites.inc({ op, result }),
+        signal,
+      };
       let applied = 0;
+      const count = (): void => {
+        applied++;
+      };
       // A first sync of thousands of endpoints runs for seconds: say how far it is every 2 s.
       outcomes = await withProgress(
         {
@@ -393,18 +423,24 @@ export class Reconciler {
           total: ready.length,
           report: (done, total) => this.o.log.info({ applied: done, total }, 'sync progress'),
         },
-        applyAll(
-          ready,
-          {
-            api: this.o.api,
-            identity: config.identity,
-            isLeader: this.o.isLeader,
-            onWrite: (op, result) => metrics.kubeWrites.inc({ op, result }),
-            signal,
-          },
-          this.o.writeConcurrency,
-          () => applied++,
-        ),
+        (async () => {
+          // New aliases first: their internal Services record the uid the server gives them
+          // (ownership, docs/projection.md), in the same write that creates or updates them.
+          const opns = config.identity.operatorNamespace;
+          const newAlias = (a: PlanAction): boolean =>
+            (a.op === 'create' || a.op === 'recreate') && a.desired.metadata.namespace !== opns;
+          const first = await applyAll(ready.filter(newAlias), ctx, this.o.writeConcurrency, count);
+          const created = new Map<string, string>();
+          for (const out of first)
+            if (out.result === 'created' && out.object.metadata.uid !== undefined)
+              created.set(out.key, out.object.metadata.uid);
+          const rest = withCreatedAliases(
+            ready.filter((a) => !newAlias(a)),
+            created,
+            opns,
+          );
+          return [...first, ...(await applyAll(rest, ctx, this.o.writeConcurrency, count))];
+        })(),
       );
       applyMs = performance.now() - t1;
       metrics.applyDuration.observe(applyMs / 1000);
@@ -414,6 +450,7 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     await this.recordOutcomes(outcomes);
+    this.recordInternal(snap, config.identity.operatorNamespace, anchored.trusted, outcomes, recorded);
     await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
@@ -473,6 +510,63 @@ export class Reconciler {
       this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
     }
     return actions.filter((a) => a.op !== 'delete');
+  }
+
+  /**
+   * The install record's list of internal Services (undefined: none yet, every labelled one
+   * counts). A malformed list is reported once per value and read as none, so the leader lists
+   * what is there again rather than distrusting its own Services (docs/projection.md "Ownership").
+   */
+  private recordedInternal(record: ConfigMap | undefined): RecordedInternal {
+    const { uids, problem } = recordedInternalOf(record, this.o.config().identity);
+    if (problem !== undefined && this.lastRecordProblem !== problem)
+      this.o.log.error({ error: problem }, 'install record internal-services not read');
+    this.lastRecordProblem = problem;
+    return uids;
+  }
+
+  /**
+   * The leader lists in the install record every internal Service it trusts or just created, and
+   * unlists the ones it deleted or that have been gone a while, so every replica, now and after
+   * a restart, takes port claims only from those. One write per pass that changes the list, at
+   * most (the writer batches); every replica tracks absences, so a new leader prunes on time.
+   */
+  private recordInternal(
+    snap: PassSnapshot,
+    operatorNamespace: string,
+    trusted: readonly Service[],
+    outcomes: readonly ApplyOutcome[],
+    recorded: RecordedInternal,
+  ): void {
+    const internal = (svc: Service): boolean =>
+      svc.metadata.namespace === operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
+    const present = new Set<string>();
+    for (const svc of snap.cluster.owned.values())
+      if (internal(svc) && svc.metadata.uid) present.add(svc.metadata.uid);
+    const trustedUids = new Set<string>();
+    for (const svc of trusted) if (internal(svc) && svc.metadata.uid) trustedUids.add(svc.metadata.uid);
+    const deleted = new Set<string>();
+    for (const out of outcomes) {
+      if (out.result === 'deleted' && out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
+      if (
+        (out.result === 'created' || out.result === 'updated') &&
+        internal(out.object) &&
+        out.object.metadata.uid
+      ) {
+        trustedUids.add(out.object.metadata.uid);
+        present.add(out.object.metadata.uid);
+      }
+    }
+    const change = recordedInternalChange({
+      recorded,
+      present,
+      trusted: trustedUids,
+      deleted,
+      absentSince: this.recordedAbsentSince,
+      now: snap.takenAt,
+    });
+    this.recordedAbsentSince = change.absentSince;
+    if (snap.leader && change.changed) this.o.internalRecord?.recordInternalServices(change);
   }
 
   // ---- record: the one writer of the read model ----
@@ -541,15 +635,24 @@ export class Reconciler {
   }
 
   /** Logs each Service that carries our labels but is not anchored, once while it stays so. */
-  private reportUnanchored(keys: ReadonlySet<string>): void {
-    for (const key of keys) {
+  private reportUnanchored(services: readonly Service[]): void {
+    const keys = new Set<string>();
+    for (const svc of services) {
+      const key = keyOf(svc);
+      keys.add(key);
       if (this.unanchoredReported.has(key)) continue;
-      this.o.log.warn(
-        { service: key },
-        "service carries this install's labels but no internal Service names it; left alone",
-      );
+      if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
+        this.o.log.warn(
+          { service: key, uid: svc.metadata.uid ?? null },
+          "internal Service carries this install's labels but the install record does not list it; claims no port, left alone",
+        );
+      else
+        this.o.log.warn(
+          { service: key },
+          "service carries this install's labels but no internal Service names it; left alone",
+        );
     }
-    this.unanchoredReported = new Set(keys);
+    this.unanchoredReported = keys;
   }
 
   /**

@@ -19,6 +19,7 @@ export interface ServiceLike {
   metadata: {
     name: string;
     namespace?: string | undefined;
+    uid?: string | undefined;
     labels?: Record<string, string> | undefined;
     annotations?: Record<string, string> | undefined;
   };
@@ -48,6 +49,11 @@ export interface DesiredOptions {
   portRange?: { min: number; max: number };
   /** The forwarder's own ports (its HTTP server): never an allocated port. */
   ownPorts?: readonly number[];
+  /**
+   * The install record's list of internal Services the controller created (undefined: none yet,
+   * every labelled one counts): a Service not on it claims no port (docs/projection.md "Ownership").
+   */
+  recorded?: ReadonlySet<string> | undefined;
 }
 
 const keyOf = (s: ServiceLike): string => `${s.metadata.namespace ?? ''}/${s.metadata.name}`;
@@ -74,6 +80,17 @@ export function desiredListeners(
     const key = keyOf(svc);
     if (!isOwnedBy(svc, identity) || svc.metadata.labels?.[ROLE_LABEL] !== ROLE_INTERNAL) {
       problems.push({ service: key, kind: 'foreign', message: 'not an internal Service of this install' });
+      continue;
+    }
+    if (
+      opts.recorded !== undefined &&
+      (svc.metadata.uid === undefined || !opts.recorded.has(svc.metadata.uid))
+    ) {
+      problems.push({
+        service: key,
+        kind: 'foreign',
+        message: 'not listed in the install record (not created by the controller); claims no port',
+      });
       continue;
     }
     const parsed = parsePortsAnnotation(svc.metadata.annotations?.[PORTS_ANNOTATION]);

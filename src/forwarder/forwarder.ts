@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { connectThroughIngress, IngressError } from '../api/ingress/dialer.js';
 import { resetSocket } from '../api/ingress/reset.js';
 import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
-import { installRecordName } from '../binding/install-record.js';
+import { installRecordName, recordedInternalOf } from '../binding/install-record.js';
 import {
   collectionPath,
   ConfigMapSchema,
@@ -260,6 +260,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     const desired = desiredListeners(services.list(), identity, {
       portRange: config.portRange,
       ownPorts: [listen.port, httpPort].filter((p) => p > 0),
+      recorded: recordedInternalOf(records.get(config.operatorNamespace, recordName), identity).uids,
     });
     const problemsKey = JSON.stringify(desired.problems);
     if (problemsKey !== lastProblems) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { plan } from '../../src/binding/plan.js';
 import { project } from '../../src/binding/project.js';
 import type { EndpointRecord, NamespacePhase } from '../../src/binding/types.js';
-import { OPNS, asStored, config, seeded } from './helpers.js';
+import { OPNS, asApplied, config, seeded } from './helpers.js';
 
 const namespaces = new Map<string, NamespacePhase>([
   [OPNS, 'Active'],
@@ -45,7 +45,10 @@ describe('hostname groups cost O(members)', () => {
   it('one more endpoint rewrites its own internal Service, the target and the alias; nothing else', () => {
     const eps = group(200, 200);
     const first = run(eps);
-    const live = new Map([...first.services].map(([k, s], i) => [k, asStored(s, i + 1)]));
+    // As the controller leaves them: each internal Service records its alias's uid.
+    const live = new Map(
+      asApplied(first.services.values()).map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]),
+    );
     const more = [
       ...eps,
       { id: 'ep_99999', url: 'http://api.prod:9999', created_at: '2026-02-01T00:00:00Z' },

@@ -1,3 +1,4 @@
+import { withCreatedAliases } from '../../src/binding/anchors.js';
 import type { Service } from '../../src/kube/objects.js';
 import type { ProjectionConfig } from '../../src/binding/types.js';
 
@@ -50,4 +51,27 @@ export function asStored(svc: Service, n = 1): Service {
   }
   stored.status = { loadBalancer: {} };
   return stored;
+}
+
+/**
+ * What the controller's apply leaves in the cluster for a first projection's Services: each
+ * stored (`asStored`, numbered from `start`), aliases first, so every projected internal Service
+ * records the uid of the alias it names (withCreatedAliases, docs/projection.md "Ownership").
+ */
+export function asApplied(services: Iterable<Service>, start = 1): Service[] {
+  const stored = [...services].map((s, i) => asStored(s, start + i));
+  const aliasUids = new Map(
+    stored
+      .filter((s) => s.metadata.namespace !== OPNS)
+      .map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s.metadata.uid!] as const),
+  );
+  return withCreatedAliases(
+    stored.map((s) => ({
+      op: 'create' as const,
+      key: `${s.metadata.namespace}/${s.metadata.name}`,
+      desired: s,
+    })),
+    aliasUids,
+    OPNS,
+  ).map((a) => (a.op === 'create' ? a.desired : (undefined as never)));
 }

@@ -6,7 +6,8 @@ import { compileSelector } from '../../src/binding/selector.js';
 import type { ClusterView, EndpointRecord, EndpointStatus, NamespacePhase } from '../../src/binding/types.js';
 import type { Service } from '../../src/kube/objects.js';
 import { PROJECTABLE_URLS, REFUSED_URLS, UNHOLDABLE_URLS } from '../fixtures/endpoint-urls.js';
-import { OPNS, RELEASE, asStored, config, seeded } from './helpers.js';
+import { ALIAS_ANNOTATION } from '../../src/binding/identity.js';
+import { OPNS, RELEASE, asApplied, asStored, config, seeded } from './helpers.js';
 
 const ID = 'ep_01jabcdefghjkmnpqrstvwxyz0';
 
@@ -495,7 +496,8 @@ describe('project: forwarder ports', () => {
       ep('ep_c', 'http://web.staging', 3),
     ];
     const first = run(endpoints);
-    const owned = [...first.services.values()].map((s, i) => asStored(s, i));
+    // As the controller leaves them: each internal Service records its alias's uid.
+    const owned = asApplied(first.services.values(), 0);
     const second = run(endpoints, {
       cluster: cluster({ owned }),
       random: () => {
@@ -503,7 +505,18 @@ describe('project: forwarder ports', () => {
       },
     });
     expect(second.ports).toEqual(first.ports);
-    expect(second.services).toEqual(first.services);
+    const withAliasUids = new Map(owned.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
+    for (const [key, svc] of second.services)
+      expect(svc.metadata.annotations).toEqual(withAliasUids.get(key)!.metadata.annotations);
+    const aliasFree = (m: Map<string, Service>) =>
+      new Map(
+        [...m].map(([k, s]) => {
+          const annotations = { ...s.metadata.annotations };
+          delete annotations[ALIAS_ANNOTATION];
+          return [k, { ...s, metadata: { ...s.metadata, annotations } }];
+        }),
+      );
+    expect(aliasFree(second.services)).toEqual(aliasFree(first.services));
   });
 
   it('uses the port hints for URLs the cluster has no claim for', () => {

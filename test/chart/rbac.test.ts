@@ -31,11 +31,12 @@ describe.skipIf('skip' in helmTool)('RBAC: least privilege', () => {
         resourceNames: ['eb-controller'],
       },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'], namespaces: ['ops'] },
-      // The install record (#15 item 4): only the controller writes it, only that name.
+      // The install record (#15 item 4): only the controller writes it, only that name; every
+      // replica watches it for the list of internal Services (#18 item 3).
       {
         apiGroups: [''],
         resources: ['configmaps'],
-        verbs: ['get', 'update', 'patch'],
+        verbs: ['get', 'list', 'watch', 'update', 'patch'],
         namespaces: ['ops'],
         resourceNames: ['eb-install'],
       },

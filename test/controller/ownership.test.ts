@@ -57,6 +57,51 @@ describe('controller: ownership is anchored where tenants cannot write', () => {
     expect(tenant.metadata.uid).toBe(patched[1]!.metadata.uid);
   });
 
+  it('a tenant Service at the name an endpoint wants, our labels patched on: never taken over (item 3(b))', async () => {
+    // An independent watch (not the controller's) counts every write to the tenant's Service.
+    let writes = 0;
+    const isShop = (s: { metadata: { namespace?: string; name: string } }) =>
+      s.metadata.namespace === 'prod' && s.metadata.name === 'cart';
+    const off = [
+      env.writes.cache.on('update', (_old, now) => isShop(now) && writes++),
+      env.writes.cache.on('delete', (s) => isShop(s) && writes++),
+    ];
+    try {
+      await env.kube.create(kinds.service, {
+        metadata: { name: 'cart', namespace: 'prod', labels: { team: 'cart' } },
+        spec: { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP' }] },
+      });
+      const patched = await env.kube.mergePatch(kinds.service, 'prod', 'cart', {
+        metadata: { labels: OURS },
+      });
+      await eventually(
+        () => env.writes.cache.get('prod', 'cart')?.metadata.labels?.['endpoint-binder.io/role'],
+        'patch seen',
+      );
+      writes = 0;
+      // An endpoint wants exactly that name: its internal Service names prod/cart, but records no
+      // uid of an alias this install created there, so the tenant's Service stays theirs.
+      const ep = await env.createEndpoint('http://cart.prod');
+      const internal = await eventually(() => env.internalOf(ep.id), 'internal Service');
+      expect(internal.metadata.annotations?.['endpoint-binder.io/alias']).toBeUndefined();
+      await eventually(
+        () => ctl.status().endpoints.find((e) => e.id === ep.id)?.state === 'name-conflict' || undefined,
+        'name-conflict',
+      );
+      // More passes: another endpoint is projected after it.
+      await env.createEndpoint('http://later.prod');
+      await eventually(() => env.service('prod', 'later'), 'a later alias');
+      const live = await env.service('prod', 'cart');
+      expect(live?.metadata.uid).toBe(patched.metadata.uid);
+      expect(live?.metadata.resourceVersion).toBe(patched.metadata.resourceVersion);
+      expect(live?.spec?.type).toBe('ClusterIP');
+      expect(writes).toBe(0);
+      expect(ctl.status().endpoints.find((e) => e.id === ep.id)?.state).toBe('name-conflict');
+    } finally {
+      for (const f of off) f();
+    }
+  });
+
   it('uninstall (policy delete) removes our Services and leaves the labelled tenant Services alone', async () => {
     const report = await uninstall({
       kube: env.kube,

@@ -53,13 +53,20 @@ describe('controller: projecting endpoints', () => {
     // The ingress address is never on a Service (any Service writer could change it): the install
     // record, which only the controller writes, carries it.
     expect(internal.metadata.annotations).not.toHaveProperty('endpoint-binder.io/ingress');
-    const record = await eventually(
-      () => new KubeClient(env.sim.kubeConfig()).get(kinds.configMap, OPERATOR_NS, 'endpoint-binder-install'),
-      'install record',
-    );
+    // It also lists the uid of every internal Service the controller created (issue #18 item 3:
+    // port claims come only from those), written after the Service itself.
+    const record = await eventually(async () => {
+      const cm = await new KubeClient(env.sim.kubeConfig()).get(
+        kinds.configMap,
+        OPERATOR_NS,
+        'endpoint-binder-install',
+      );
+      return cm?.data?.['internal-services'] === internal.metadata.uid ? cm : undefined;
+    }, 'install record listing the internal Service');
     expect(record.data).toEqual({
       'ingress-address': env.mock.api.ingressAddress,
       'operator-id': ctl.status().operator!.id,
+      'internal-services': internal.metadata.uid,
     });
     expect(record.metadata.labels).toMatchObject({ 'endpoint-binder.io/role': 'install-record' });
     expect(internal.metadata.labels).toMatchObject({
@@ -180,6 +187,11 @@ describe('controller: projecting endpoints', () => {
     await eventually(() => env.service('bad', 'fine'), 'good one projected');
     await eventually(() => stateOf(bad.id)?.state === 'invalid-url', 'bad one invalid-url');
     expect(stateOf(bad.id)?.reason).toMatch(/9svc/);
+    // The alias is written first (its internal Service records its uid), the state after the pass.
+    await eventually(
+      () => stateOf(good.id)?.state === 'projected' || undefined,
+      'good one projected in status',
+    );
     expect(stateOf(good.id)?.state).toBe('projected');
   });
 });

@@ -19,6 +19,12 @@ describe('controller: a Service the API server refuses', () => {
   it("shows error with the API server's message while the writes fail, then projects once they succeed", async () => {
     const ok = await env.createEndpoint('http://fine.prod');
     await eventually(() => env.service('prod', 'fine'), 'first endpoint projected');
+    // Its alias is written before its internal Service (which records the alias's uid): wait
+    // for the pass to finish, so the fault below meets only the next endpoint's writes.
+    await eventually(
+      () => ctl.status().endpoints.find((e) => e.id === ok.id)?.state === 'projected' || undefined,
+      'first endpoint projected in status',
+    );
     env.sim.faults.failRequests({ status: 500, share: 1, match: { verb: 'create', resource: 'services' } });
     const ep = await env.createEndpoint('http://broken.prod');
     const status = await eventually(() => {

@@ -4,11 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManagementClient, collect } from '../../src/api/client/index.js';
 import {
   ENDPOINT_ID_ANNOTATION,
+  ENDPOINT_URL_ANNOTATION,
   ORPHANED_ANNOTATION,
+  PORTS_ANNOTATION,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
   STATE_LABEL,
+  ownershipLabels,
   ownershipSelector,
 } from '../../src/binding/identity.js';
 import { waitFor } from './exec.js';
@@ -215,6 +218,50 @@ export function defineScenario(
         );
         expect(back.spec?.ports?.[0]?.targetPort).toBe(port);
         await roundTrip(`${FIRST.name}.${nsA}`, FIRST.port);
+      },
+      stepTimeout,
+    );
+
+    it(
+      'a hand-made internal Service with our labels claiming a held port moves no port and is left alone',
+      async () => {
+        const { internal } = await projected(nsA, FIRST.name, ids[FIRST.name]!);
+        const port = internal.spec?.ports?.[0]?.targetPort as number;
+        const url = `tcp://forged.${nsA}:${FIRST.port}`;
+        // Someone who may create Services in the operator namespace, not the controller.
+        const forged = await core.createNamespacedService({
+          namespace: t.namespace,
+          body: {
+            metadata: {
+              name: 'ep-forged',
+              labels: {
+                ...ownershipLabels({ release: t.release, operatorNamespace: t.namespace }),
+                [ROLE_LABEL]: ROLE_INTERNAL,
+              },
+              annotations: {
+                [PORTS_ANNOTATION]: JSON.stringify({ [String(port)]: url }),
+                [ENDPOINT_URL_ANNOTATION]: url,
+              },
+            },
+            spec: {
+              ports: [{ name: `tcp-${FIRST.port}`, port: FIRST.port, targetPort: port, protocol: 'TCP' }],
+            },
+          },
+        });
+        try {
+          // Passes ran with it there: drift on the alias is repaired, the data path still works.
+          await revertsEditedAlias(nsA, FIRST);
+          const now = await readService(t.namespace, internal.metadata!.name!);
+          expect(now?.spec?.ports?.[0]?.targetPort).toBe(port);
+          expect(now?.metadata?.resourceVersion).toBe(internal.metadata?.resourceVersion);
+          const live = await readService(t.namespace, 'ep-forged');
+          expect(live?.metadata?.uid).toBe(forged.metadata?.uid);
+          expect(live?.metadata?.resourceVersion).toBe(forged.metadata?.resourceVersion);
+          // The alias it names is not created.
+          expect(await readService(nsA, 'forged')).toBeUndefined();
+        } finally {
+          await core.deleteNamespacedService({ namespace: t.namespace, name: 'ep-forged' });
+        }
       },
       stepTimeout,
     );

@@ -26,6 +26,24 @@ describe('desiredListeners', () => {
     ]);
   });
 
+  it('takes no claim from an internal Service the install record does not list (a hand-made one)', () => {
+    const ours = { ...internalService('ep-a', { 10001: 'http://api.prod:80' }) };
+    ours.metadata = { ...ours.metadata, uid: 'u-ours' };
+    const forged = internalService('ep-forged', { 10001: 'http://evil.prod:80' });
+    forged.metadata = { ...forged.metadata, uid: 'u-forged' };
+    const d = desiredListeners([forged, ours], IDENTITY, { recorded: new Set(['u-ours']) });
+    expect([...d.routes]).toEqual([[10001, { url: 'http://api.prod:80' }]]);
+    expect(d.problems).toEqual([
+      {
+        service: 'endpoint-binder/ep-forged',
+        kind: 'foreign',
+        message: 'not listed in the install record (not created by the controller); claims no port',
+      },
+    ]);
+    // No list yet (an upgrade): both count, and the clash is a port conflict as before.
+    expect(desiredListeners([forged, ours], IDENTITY).routes.size).toBe(0);
+  });
+
   it('skips a port listed with two URLs (whatever the order) and reports it', () => {
     const one = internalService('ep-1', { 10001: 'http://a.b:80', 10002: 'tcp://a.b:81' });
     const two = internalService('ep-2', { 10001: 'tcp://c.d:80' });
