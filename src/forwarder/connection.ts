@@ -112,7 +112,9 @@ export class ForwardedConnection {
     client.on('error', (err: NodeJS.ErrnoException) =>
       this.abortBoth('client_error', err.code ?? err.message),
     );
-    ctx.metrics.active.inc({ port: String(ctx.port) });
+    const active = ctx.metrics.tally.active;
+    const port = String(ctx.port);
+    active.set(port, (active.get(port) ?? 0) + 1);
   }
 
   /** Starts serving; the client socket must be paused (the server uses pauseOnConnect). */
@@ -345,10 +347,11 @@ export class ForwardedConnection {
     this.releaseSilentSlot();
     const { ctx, client } = this;
     const port = String(ctx.port);
-    ctx.metrics.active.dec({ port });
-    ctx.metrics.connections.inc({ port, outcome });
-    ctx.metrics.bytes.inc({ port, direction: 'to_ingress' }, client.bytesRead);
-    ctx.metrics.bytes.inc({ port, direction: 'to_client' }, client.bytesWritten);
+    const { tally } = ctx.metrics;
+    tally.active.set(port, (tally.active.get(port) ?? 1) - 1);
+    tally.connections.add(`${port} ${outcome}`, () => ({ port, outcome }));
+    tally.bytes.add(`${port} in`, () => ({ port, direction: 'to_ingress' }), client.bytesRead);
+    tally.bytes.add(`${port} out`, () => ({ port, direction: 'to_client' }), client.bytesWritten);
     // Turned-away clients (limit, no_ingress) are counted and logged rate-limited by TurnedAway;
     // their own lines, like those of served connections, are debug. Skip building a line when that is
     // off (the hot path).

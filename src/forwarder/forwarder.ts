@@ -200,9 +200,15 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     onStateChange: () => publishReady(),
     observe: (port, url, result) => {
       urlHealth.record(url, result, clock.now());
-      const labels = { port: String(port), url, result: result.ok ? 'ok' : (result.code ?? 'no_ingress') };
-      urlSeries.set(JSON.stringify(labels), labels);
-      metrics.urlDials.inc(labels);
+      const outcome = result.ok ? 'ok' : (result.code ?? 'no_ingress');
+      const key = `${port} ${outcome} ${url}`;
+      const labels = (): { port: string; url: string; result: string } => ({
+        port: String(port),
+        url,
+        result: outcome,
+      });
+      if (!urlSeries.has(key)) urlSeries.set(key, labels());
+      metrics.tally.urlDials.add(key, labels);
     },
   });
 
@@ -304,6 +310,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     const live = new Set(served.map((l) => `${l.port} ${l.url}`));
     for (const [key, labels] of urlSeries) {
       if (live.has(`${labels.port} ${labels.url}`)) continue;
+      metrics.tally.urlDials.drop((l) => l.port === labels.port && l.url === labels.url);
       metrics.urlDials.remove(labels);
       urlSeries.delete(key);
     }

@@ -1,7 +1,43 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+/**
+ * Counts kept as plain numbers on a connection's path and handed to prom-client only when the
+ * metrics are read: its label hashing cost tens of microseconds per connection (BENCHMARKS.md).
+ * `key` must identify the labels; `labels` is called once per key between two reads.
+ */
+export class PendingCounts<L extends string> {
+  private readonly pending = new Map<string, { labels: Record<L, string>; n: number }>();
+
+  add(key: string, labels: () => Record<L, string>, n = 1): void {
+    const e = this.pending.get(key);
+    if (e) e.n += n;
+    else this.pending.set(key, { labels: labels(), n });
+  }
+
+  /** Moves every pending count into `counter`. */
+  flushInto(counter: Counter<L>): void {
+    for (const { labels, n } of this.pending.values()) counter.inc(labels, n);
+    this.pending.clear();
+  }
+
+  /** Forgets pending counts whose labels match (a series about to be removed). */
+  drop(match: (labels: Record<L, string>) => boolean): void {
+    for (const [k, e] of this.pending) if (match(e.labels)) this.pending.delete(k);
+  }
+}
+
+/** The per-connection counts of the metrics below, before they are read. */
+export interface ConnectionTally {
+  /** Open connections by port. */
+  active: Map<string, number>;
+  connections: PendingCounts<'port' | 'outcome'>;
+  bytes: PendingCounts<'port' | 'direction'>;
+  urlDials: PendingCounts<'port' | 'url' | 'result'>;
+}
+
 /** The `endpoint_binder_forwarder_*` metrics, created once per Registry. */
 export interface ForwarderMetrics {
+  tally: ConnectionTally;
   active: Gauge<'port'>;
   connections: Counter<'port' | 'outcome'>;
   bytes: Counter<'port' | 'direction'>;
@@ -22,24 +58,40 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
   const existing = perRegistry.get(registry);
   if (existing) return existing;
   const registers = [registry];
+  const tally: ConnectionTally = {
+    active: new Map(),
+    connections: new PendingCounts(),
+    bytes: new PendingCounts(),
+    urlDials: new PendingCounts(),
+  };
   const m: ForwarderMetrics = {
+    tally,
     active: new Gauge({
       name: 'endpoint_binder_forwarder_connections_active',
       help: 'Client connections open now, by allocated port (dialling or piping).',
       labelNames: ['port'],
       registers,
+      collect() {
+        for (const [port, n] of tally.active) this.set({ port }, n);
+      },
     }),
     connections: new Counter({
       name: 'endpoint_binder_forwarder_connections_total',
       help: 'Client connections that ended, by allocated port and outcome (closed, idle_timeout, client_error, ingress_error, refused, dial_failed, no_ingress, limit, shutdown, removed).',
       labelNames: ['port', 'outcome'],
       registers,
+      collect() {
+        tally.connections.flushInto(this);
+      },
     }),
     bytes: new Counter({
       name: 'endpoint_binder_forwarder_bytes_total',
       help: 'Bytes piped, by allocated port and direction (to_ingress: from the client; to_client: from the ingress); counted when a connection ends.',
       labelNames: ['port', 'direction'],
       registers,
+      collect() {
+        tally.bytes.flushInto(this);
+      },
     }),
     dialSeconds: new Histogram({
       name: 'endpoint_binder_forwarder_ingress_dial_seconds',
@@ -93,6 +145,9 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
       help: 'Client connections per endpoint URL by data-path result: ok (streaming through the ingress) or the final ERR_ code (no_ingress when no address was known). Series are removed with their listener, so they stay bounded by the URLs served.',
       labelNames: ['port', 'url', 'result'],
       registers,
+      collect() {
+        tally.urlDials.flushInto(this);
+      },
     }),
   };
   perRegistry.set(registry, m);
