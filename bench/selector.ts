@@ -11,7 +11,7 @@
  *
  * Each selector is compiled anew per run, so its per-endpoint result cache starts empty.
  *
- *   npx tsx bench/selector.ts [--endpoints 10000 --runs 5]
+ *   npm run bench:selector -- [--endpoints 10000 --runs 5]
  */
 import { z } from 'zod';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
