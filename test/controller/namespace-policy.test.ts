@@ -86,7 +86,8 @@ describe('controller: the namespace policy', () => {
     });
     const ep = await env.createEndpoint('http://web.tenant');
     await eventually(() => env.service('tenant', 'web'), 'alias in tenant');
-    expect(stateOf(ep.id)?.state).toBe('projected');
+    // The alias is written before its internal Service (which records the alias's uid).
+    await eventually(() => stateOf(ep.id)?.state === 'projected' || undefined, 'projected');
 
     await setLabel('tenant', 'disabled');
     await eventually(async () => ((await env.service('tenant', 'web')) ? undefined : true), 'alias removed');
