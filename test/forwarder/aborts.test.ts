@@ -1,6 +1,3 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startServer, waitFor } from '../ingress/helpers.js';
@@ -13,11 +10,9 @@ import {
   internalService,
   logLines,
   roundTrip,
+  startOver,
   useEnv,
-  type Env,
 } from './helpers.js';
-import type { Forwarder } from '../../src/forwarder/forwarder.js';
-import type { ForwarderConfigInput } from '../../src/forwarder/config.js';
 
 /**
  * A proxy never lies about a stream: an abort on one side reaches the other as an abort (a reset),
@@ -56,18 +51,6 @@ function watchEnding(s: Socket): Promise<Ending> {
   });
 }
 
-async function startFwd(
-  env: Env,
-  tls: boolean,
-  extra: Partial<ForwarderConfigInput> = {},
-): Promise<Forwarder> {
-  if (!tls) return env.start(extra);
-  const dir = await mkdtemp(join(tmpdir(), 'fwd-abort-ca-'));
-  const caFile = join(dir, 'ca.pem');
-  await writeFile(caFile, env.mock.api.ingressCaPem!);
-  return env.start({ ...extra, ingress: { tls: true, caFile } });
-}
-
 for (const tls of [false, true]) {
   describe(`aborts propagate as aborts (${tls ? 'TLS' : 'plain TCP'} to the ingress)`, () => {
     const setup = useEnv({ ingressTls: tls });
@@ -79,7 +62,7 @@ for (const tls of [false, true]) {
       });
       try {
         await endpoint(env, 'tcp://reset.up:7000', upstream.upstreamUrl);
-        const fwd = await startFwd(env, tls);
+        const fwd = await startOver(env, tls);
         const port = await freePort();
         await createService(env.sim, internalService('ep-reset-up', { [port]: 'tcp://reset.up:7000' }));
         await waitFor(() => fwd.boundPorts().includes(port), 10_000);
@@ -104,7 +87,7 @@ for (const tls of [false, true]) {
       });
       try {
         await endpoint(env, 'tcp://reset.client:7001', upstream.upstreamUrl);
-        const fwd = await startFwd(env, tls);
+        const fwd = await startOver(env, tls);
         const port = await freePort();
         await createService(
           env.sim,
@@ -137,7 +120,7 @@ for (const tls of [false, true]) {
       });
       try {
         await endpoint(env, 'tcp://drain.cut:7002', upstream.upstreamUrl);
-        const fwd = await startFwd(env, tls, { drain: { delaySeconds: 0, timeoutSeconds: 0.3 } });
+        const fwd = await startOver(env, tls, { drain: { delaySeconds: 0, timeoutSeconds: 0.3 } });
         const port = await freePort();
         await createService(env.sim, internalService('ep-drain-cut', { [port]: 'tcp://drain.cut:7002' }));
         await waitFor(() => fwd.boundPorts().includes(port), 10_000);
@@ -164,7 +147,7 @@ for (const tls of [false, true]) {
       });
       try {
         await endpoint(env, 'tcp://clean.end:7003', upstream.upstreamUrl);
-        const fwd = await startFwd(env, tls);
+        const fwd = await startOver(env, tls);
         const port = await freePort();
         await createService(env.sim, internalService('ep-clean', { [port]: 'tcp://clean.end:7003' }));
         await waitFor(() => fwd.boundPorts().includes(port), 10_000);
@@ -187,7 +170,7 @@ describe('the TLS ingress stops during a burst of handshakes', () => {
   it('every client is closed or served, none hangs, and the forwarder lives on (no uncaught TLS error)', async () => {
     const env = await setup();
     await endpoint(env, 'tcp://stopping.x:7004', env.echo.upstreamUrl);
-    const fwd = await startFwd(env, true, {
+    const fwd = await startOver(env, true, {
       limits: { maxConcurrentDials: 200, maxDialAttempts: 3, prefaceTimeoutMs: 3_000 },
     });
     const port = await freePort();

@@ -1,10 +1,5 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../ingress/helpers.js';
-import type { Forwarder } from '../../src/forwarder/forwarder.js';
-import type { ForwarderConfigInput } from '../../src/forwarder/config.js';
 import {
   connectTo,
   createService,
@@ -14,8 +9,8 @@ import {
   logLines,
   roundTrip,
   tryConnect,
+  startOver,
   useEnv,
-  type Env,
 } from './helpers.js';
 
 /**
@@ -23,14 +18,6 @@ import {
  * after drain.delaySeconds (the cluster is slower to stop routing than the delay), the forwarder
  * keeps accepting until they stop, serves them, and says which setting to raise.
  */
-
-async function startFwd(env: Env, tls: boolean, extra: Partial<ForwarderConfigInput>): Promise<Forwarder> {
-  if (!tls) return env.start(extra);
-  const dir = await mkdtemp(join(tmpdir(), 'fwd-drain-ca-'));
-  const caFile = join(dir, 'ca.pem');
-  await writeFile(caFile, env.mock.api.ingressCaPem!);
-  return env.start({ ...extra, ingress: { tls: true, caFile } });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -41,7 +28,7 @@ for (const tls of [false, true]) {
     it('serves connections that still arrive after the delay, then stops accepting and names the setting', async () => {
       const env = await setup();
       await endpoint(env, 'tcp://late.x:8500', env.echo.upstreamUrl);
-      const fwd = await startFwd(env, tls, { drain: { delaySeconds: 1, timeoutSeconds: 20 } });
+      const fwd = await startOver(env, tls, { drain: { delaySeconds: 1, timeoutSeconds: 20 } });
       const port = await freePort();
       await createService(env.sim, internalService('ep-late', { [port]: 'tcp://late.x:8500' }));
       await waitFor(() => fwd.readiness().ready && fwd.boundPorts().includes(port), 10_000);
@@ -77,7 +64,7 @@ for (const tls of [false, true]) {
     it('stops accepting at the delay and warns about nothing when no connection arrives late', async () => {
       const env = await setup();
       await endpoint(env, 'tcp://quiet.x:8501', env.echo.upstreamUrl);
-      const fwd = await startFwd(env, tls, { drain: { delaySeconds: 1, timeoutSeconds: 5 } });
+      const fwd = await startOver(env, tls, { drain: { delaySeconds: 1, timeoutSeconds: 5 } });
       const port = await freePort();
       await createService(env.sim, internalService('ep-quiet', { [port]: 'tcp://quiet.x:8501' }));
       await waitFor(() => fwd.readiness().ready && fwd.boundPorts().includes(port), 10_000);

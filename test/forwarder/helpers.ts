@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Clock } from '../../src/time/clock.js';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
@@ -268,4 +271,17 @@ export async function endpoint(env: Env, url: string, upstreamUrl: string): Prom
 /** Lines of the captured log with this msg. */
 export function logLines(env: Env, msg: string): Record<string, unknown>[] {
   return env.logs.lines.filter((l) => l['msg'] === msg);
+}
+
+/** Starts a forwarder over plain TCP or over TLS to the mock's ingress (its CA written to a file). */
+export async function startOver(
+  env: Env,
+  tls: boolean,
+  extra: Partial<ForwarderConfigInput> = {},
+): Promise<Forwarder> {
+  if (!tls) return env.start(extra);
+  const dir = await mkdtemp(join(tmpdir(), 'fwd-ingress-ca-'));
+  const caFile = join(dir, 'ca.pem');
+  await writeFile(caFile, env.mock.api.ingressCaPem!);
+  return env.start({ ...extra, ingress: { tls: true, caFile } });
 }
