@@ -9,9 +9,11 @@
  *  3. a full resync of the largest N unchanged: Kubernetes writes, CPU time, controller RSS.
  *
  *   npm run bench:controller [-- --latency 200 --sizes 1000,5000,10000 --concurrency 16]
+ *   BENCH_CPU_PROF=<dir> also writes <dir>/resync.cpuprofile (the resync window only).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -274,6 +276,7 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     global.gc?.();
     const writesBefore = await writes(ctl);
     const passes = ctl.passCount();
+    const profiler = await resyncProfiler();
     const cpu0 = process.cpuUsage();
     const w0 = performance.now();
     if (!(await ctl.resyncNow())) throw new Error('resync failed');
@@ -281,6 +284,7 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     await new Promise((r) => setTimeout(r, 200));
     await waitUntil(() => ctl.isReady(), 60_000);
     const cpu = process.cpuUsage(cpu0);
+    await profiler?.stop();
     resyncReport = {
       endpoints: n,
       wall_ms: ms(performance.now() - w0),
@@ -303,6 +307,27 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     direct_ms: ms(baselineMs),
     ratio: Number((controllerMs / baselineMs).toFixed(3)),
     ...(resyncReport ? { resync: resyncReport } : {}),
+  };
+}
+
+/**
+ * BENCH_CPU_PROF=<dir>: a CPU profile of the resync window alone (`resync.cpuprofile`), the
+ * figure with a target of its own; `node --cpu-prof` would mix in endpoint creation and baselines.
+ */
+async function resyncProfiler(): Promise<{ stop(): Promise<void> } | undefined> {
+  const dir = process.env['BENCH_CPU_PROF'];
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'resync.cpuprofile'), JSON.stringify(profile));
+      session.disconnect();
+    },
   };
 }
 

@@ -3,7 +3,6 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { ManagementClient } from '../api/client/index.js';
 import { staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import type { InstallIdentity } from '../binding/identity.js';
-import { deletingReason, isDeleting } from '../binding/plan.js';
 import { compileSelector, type EndpointSelector } from '../binding/selector.js';
 import type { ProjectionConfig } from '../binding/types.js';
 import {
@@ -31,6 +30,7 @@ import { Reconciler } from './reconciler.js';
 import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
 import { leadership as leadershipOf, type LeadershipView } from './status-leader.js';
+import { trackDeletingServices } from './deleting-services.js';
 import { convergenceGap, observedStatuses, type ObservedStatus } from './status-observed.js';
 import { stateCounts, type StatusDocument } from './status.js';
 
@@ -327,6 +327,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   // Every change the Service cache shows (what `observed()` is computed from, with the last pass).
   let servicesSeen = 0;
   for (const ev of ['add', 'update', 'delete'] as const) cluster.services.on(ev, () => servicesSeen++);
+  const deleting = trackDeletingServices(cluster.services);
   let observedMemo:
     { statuses: unknown; planned: unknown; seen: number; value: ObservedStatus[] } | undefined;
   /**
@@ -342,6 +343,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     const value = observedStatuses(statuses, planned, (ref) => cluster.services.get(ref.namespace, ref.name));
     observedMemo = { statuses, planned, seen: servicesSeen, value };
     return value;
+  };
+  let gapMemo: { of: ObservedStatus[]; gap: ReturnType<typeof convergenceGap> } | undefined;
+  const observedGap = (): ReturnType<typeof convergenceGap> => {
+    const of = observed();
+    if (gapMemo?.of !== of) gapMemo = { of, gap: convergenceGap(of) };
+    return gapMemo.gap;
   };
   const readiness = (): ProbeResult => {
     const reasons: string[] = [];
@@ -368,7 +375,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       for (const r of lead.cannotLead) reasons.push(`cannot lead: ${r}`);
       // A leader is ready when the cluster holds what it planned (differences are reported error states).
       if (isLeader() && reconciler.caughtUp) {
-        gap = convergenceGap(observed());
+        gap = observedGap();
         if (gap.pending > 0)
           reasons.push(
             `${gap.pending} endpoints planned but not yet observed in the cluster (e.g. ${gap.example ?? ''})`,
@@ -408,14 +415,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       notificationsLive: feed.live,
       lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
       counts: stateCounts(statuses),
-      deleting: cluster.services
-        .list()
-        .filter(isDeleting)
-        .map((svc) => ({
-          namespace: svc.metadata.namespace ?? '',
-          name: svc.metadata.name,
-          reason: deletingReason(svc),
-        })),
+      deleting: deleting.list(),
       endpoints: statuses.map((s) => ({ ...s })),
     };
   };
