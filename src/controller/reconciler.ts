@@ -1,6 +1,4 @@
-import { anchorOwned, withCreatedAliases, type RecordedInternal } from '../binding/anchors.js';
-import { recordedInternalOf } from '../binding/install-record.js';
-import { recordedInternalChange } from '../binding/recorded-internal.js';
+import { anchorOwned, withCreatedAliases } from '../binding/anchors.js';
 import {
   decideDeletes,
   isMassDelete,
@@ -8,11 +6,16 @@ import {
   type DeleteVerdict,
   type PendingConfirmation,
 } from '../binding/delete-guard.js';
-import { isOwnedBy, ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
+import { isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
+import { InternalRecordBook } from './internal-record-book.js';
+import { NameLookup, freedWithinGrace, splitKey } from './name-lookup.js';
+import { recordPassMetrics } from './pass-metrics.js';
+import { ReportedOnce } from './reported-once.js';
+import { yieldToEventLoop } from '../time/yield.js';
 import { servedEndpointIds } from '../binding/service-format.js';
 import type {
   DesiredState,
@@ -21,15 +24,7 @@ import type {
   ProjectionConfig,
   ProjectionState,
 } from '../binding/types.js';
-import { PROJECTION_STATES } from '../binding/types.js';
-import {
-  keyOf,
-  objectRef,
-  type ConfigMap,
-  type EventRecorder,
-  type InvolvedObject,
-  type Service,
-} from '../kube/index.js';
+import { keyOf, objectRef, type EventRecorder, type InvolvedObject, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { withProgress } from '../time/progress.js';
@@ -122,89 +117,6 @@ export interface ReconcilerOptions {
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
 const SCAN_THRESHOLD = 8;
 
-function splitKey(key: string): [string, string] {
-  const slash = key.indexOf('/');
-  return [key.slice(0, slash), key.slice(slash + 1)];
-}
-
-/**
- * The names the projection asks about (`cluster.foreign.has(key)`), answered from what is
- * known, and remembered: those nobody has read yet are read before the pass writes anything.
- */
-class NameLookup implements ReadonlySet<string> {
-  readonly asked = new Set<string>();
-  private readonly foreign: Set<string>;
-
-  /** `held`: names known to be held by Services that are not ours though they carry our labels. */
-  constructor(
-    private readonly names: ReadonlyMap<string, NameRecord>,
-    private readonly held: ReadonlySet<string> = new Set(),
-    /** Names this install's Services hold now: a foreign record about them is out of date. */
-    private readonly ours: ReadonlyMap<string, unknown> = new Map(),
-  ) {
-    this.foreign = new Set(
-      [...names].filter(([k, r]) => r.holder === 'foreign' && !ours.has(k)).map(([k]) => k),
-    );
-    for (const k of held) this.foreign.add(k);
-  }
-
-  has(key: string): boolean {
-    this.asked.add(key);
-    return this.foreign.has(key);
-  }
-
-  /** What is known about why a foreign holder is not ours, by name (when more than "not ours"). */
-  details(): Map<string, string> {
-    const out = new Map<string, string>();
-    for (const [k, r] of this.names)
-      if (r.holder === 'foreign' && r.detail && !this.ours.has(k)) out.set(k, r.detail);
-    return out;
-  }
-
-  /** Asked, not held by this install, never read. */
-  unknown(owned: ReadonlyMap<string, Service>): string[] {
-    return [...this.asked].filter((k) => !owned.has(k) && !this.names.has(k) && !this.held.has(k));
-  }
-
-  get size(): number {
-    return this.foreign.size;
-  }
-  forEach(cb: (value: string, key: string, set: ReadonlySet<string>) => void): void {
-    for (const k of this.foreign) cb(k, k, this);
-  }
-  entries(): SetIterator<[string, string]> {
-    return this.foreign.entries();
-  }
-  keys(): SetIterator<string> {
-    return this.foreign.keys();
-  }
-  values(): SetIterator<string> {
-    return this.foreign.values();
-  }
-  [Symbol.iterator](): SetIterator<string> {
-    return this.foreign.values();
-  }
-}
-
-/**
- * Names seen free after a foreign Service held them, less than `graceMs` ago, with the time left.
- * (Counted from the read that saw the name free, so never shorter than the real free time.)
- */
-export function freedWithinGrace(
-  names: ReadonlyMap<string, NameRecord>,
-  now: number,
-  graceMs: number,
-): Map<string, number> {
-  const out = new Map<string, number>();
-  if (graceMs <= 0) return out;
-  for (const [key, r] of names) {
-    if (r.holder === 'foreign' || r.freedAt === undefined) continue;
-    const left = r.freedAt + graceMs - now;
-    if (left > 0) out.set(key, left);
-  }
-  return out;
-}
-
 /**
  * The reconcile pass, as external-dns's `RunOnce`: read (one snapshot) → `project()` → `plan()`
  * → apply (leader only) → record outcomes → report. It runs on the work queue's workers, which
@@ -225,22 +137,40 @@ export class Reconciler {
   private readonly blockingReads = new Set<string>();
   private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
-  private unanchoredReported = new Set<string>();
-  private deletingReported = new Set<string>();
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
-  /** Listed internal Services missing from the cache, since when (recorded-internal.ts). */
-  private recordedAbsentSince = new Map<string, number>();
-  private lastRecordProblem: string | undefined;
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
   private pendingConfirmation: PendingConfirmation | undefined;
   /** The last reason deletes were held back (logged when it changes, not every pass). */
   private heldReason: string | undefined;
+  private readonly internalRecord: InternalRecordBook;
+  private readonly unanchored: ReportedOnce<Service>;
+  private readonly deleting: ReportedOnce<Service>;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.clock = o.clock ?? systemClock;
+    this.internalRecord = new InternalRecordBook(o.log, o.internalRecord);
+    this.unanchored = new ReportedOnce((key, svc) => {
+      if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
+        o.log.warn(
+          { service: key, uid: svc.metadata.uid ?? null },
+          "internal Service carries this install's labels but the install record does not list it; claims no port, left alone",
+        );
+      else
+        o.log.warn(
+          { service: key },
+          "service carries this install's labels but no internal Service names it; left alone",
+        );
+    });
+    // A delete waiting on finalizers was issued once and is not repeated (the plan skips it).
+    this.deleting = new ReportedOnce((key, svc) =>
+      o.log.info(
+        { service: key, detail: deletingReason(svc) },
+        'service delete accepted; waiting for its finalizers',
+      ),
+    );
   }
 
   get statuses(): readonly EndpointStatus[] {
@@ -327,11 +257,11 @@ export class Reconciler {
     if (!cluster.synced || this.blockingReads.size > 0) return;
     this.o.queue.passStarted();
     const snap = this.read(this.clock.now());
-    const recorded = this.recordedInternal(snap.cluster.installRecord);
+    const config = this.o.config();
+    const recorded = this.internalRecord.read(snap.cluster.installRecord, config.identity);
 
     // Pure: project and plan.
     const t0 = performance.now();
-    const config = this.o.config();
     // Labels alone are not ownership outside the operator namespace: a Service there is ours
     // only when one of our internal Services names it; the others are reported and left alone.
     const anchored = anchorOwned(
@@ -345,8 +275,8 @@ export class Reconciler {
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
-    this.reportUnanchored(anchored.unanchored);
-    this.reportDeleting(anchored.trusted);
+    this.unanchored.seen(anchored.unanchored.map((svc) => [keyOf(svc), svc] as const));
+    this.deleting.seen(anchored.trusted.filter(isDeleting).map((svc) => [keyOf(svc), svc] as const));
     // A Service back in our hands (its label restored) is ours at once, whatever a read said before.
     const names = new NameLookup(snap.cluster.names, unanchored, owned);
     const recentlyFreed = freedWithinGrace(snap.cluster.names, snap.takenAt, this.o.foreignNameGraceMs ?? 0);
@@ -450,7 +380,15 @@ export class Reconciler {
     if (recentlyFreed.size > 0) this.o.queue.addAfter(PASS, Math.min(...recentlyFreed.values()));
 
     await this.recordOutcomes(outcomes);
-    this.recordInternal(snap, config.identity.operatorNamespace, anchored.trusted, outcomes, recorded);
+    this.internalRecord.afterPass({
+      leader: snap.leader,
+      now: snap.takenAt,
+      operatorNamespace: config.identity.operatorNamespace,
+      owned: snap.cluster.owned.values(),
+      trusted: anchored.trusted,
+      outcomes,
+      recorded,
+    });
     await this.report(snap, desired, actions, outcomes, {
       planMs,
       applyMs,
@@ -510,63 +448,6 @@ export class Reconciler {
       this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
     }
     return actions.filter((a) => a.op !== 'delete');
-  }
-
-  /**
-   * The install record's list of internal Services (undefined: none yet, every labelled one
-   * counts). A malformed list is reported once per value and read as none, so the leader lists
-   * what is there again rather than distrusting its own Services (docs/projection.md "Ownership").
-   */
-  private recordedInternal(record: ConfigMap | undefined): RecordedInternal {
-    const { uids, problem } = recordedInternalOf(record, this.o.config().identity);
-    if (problem !== undefined && this.lastRecordProblem !== problem)
-      this.o.log.error({ error: problem }, 'install record internal-services not read');
-    this.lastRecordProblem = problem;
-    return uids;
-  }
-
-  /**
-   * The leader lists in the install record every internal Service it trusts or just created, and
-   * unlists the ones it deleted or that have been gone a while, so every replica, now and after
-   * a restart, takes port claims only from those. One write per pass that changes the list, at
-   * most (the writer batches); every replica tracks absences, so a new leader prunes on time.
-   */
-  private recordInternal(
-    snap: PassSnapshot,
-    operatorNamespace: string,
-    trusted: readonly Service[],
-    outcomes: readonly ApplyOutcome[],
-    recorded: RecordedInternal,
-  ): void {
-    const internal = (svc: Service): boolean =>
-      svc.metadata.namespace === operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
-    const present = new Set<string>();
-    for (const svc of snap.cluster.owned.values())
-      if (internal(svc) && svc.metadata.uid) present.add(svc.metadata.uid);
-    const trustedUids = new Set<string>();
-    for (const svc of trusted) if (internal(svc) && svc.metadata.uid) trustedUids.add(svc.metadata.uid);
-    const deleted = new Set<string>();
-    for (const out of outcomes) {
-      if (out.result === 'deleted' && out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
-      if (
-        (out.result === 'created' || out.result === 'updated') &&
-        internal(out.object) &&
-        out.object.metadata.uid
-      ) {
-        trustedUids.add(out.object.metadata.uid);
-        present.add(out.object.metadata.uid);
-      }
-    }
-    const change = recordedInternalChange({
-      recorded,
-      present,
-      trusted: trustedUids,
-      deleted,
-      absentSince: this.recordedAbsentSince,
-      now: snap.takenAt,
-    });
-    this.recordedAbsentSince = change.absentSince;
-    if (snap.leader && change.changed) this.o.internalRecord?.recordInternalServices(change);
   }
 
   // ---- record: the one writer of the read model ----
@@ -632,46 +513,6 @@ export class Reconciler {
       const event = writeEvent(out, before);
       if (event) this.send(event);
     }
-  }
-
-  /** Logs each Service that carries our labels but is not anchored, once while it stays so. */
-  private reportUnanchored(services: readonly Service[]): void {
-    const keys = new Set<string>();
-    for (const svc of services) {
-      const key = keyOf(svc);
-      keys.add(key);
-      if (this.unanchoredReported.has(key)) continue;
-      if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
-        this.o.log.warn(
-          { service: key, uid: svc.metadata.uid ?? null },
-          "internal Service carries this install's labels but the install record does not list it; claims no port, left alone",
-        );
-      else
-        this.o.log.warn(
-          { service: key },
-          "service carries this install's labels but no internal Service names it; left alone",
-        );
-    }
-    this.unanchoredReported = keys;
-  }
-
-  /**
-   * Logs each Service whose delete waits on finalizers, once while it stays so: the delete was
-   * issued once and is not repeated (the plan skips Services being deleted).
-   */
-  private reportDeleting(owned: readonly Service[]): void {
-    const now = new Set<string>();
-    for (const svc of owned) {
-      if (!isDeleting(svc)) continue;
-      const key = keyOf(svc);
-      now.add(key);
-      if (this.deletingReported.has(key)) continue;
-      this.o.log.info(
-        { service: key, detail: deletingReason(svc) },
-        'service delete accepted; waiting for its finalizers',
-      );
-    }
-    this.deletingReported = now;
   }
 
   private clearFailure(key: string): void {
@@ -802,7 +643,7 @@ export class Reconciler {
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');
-    this.updateMetrics(statuses, desired.services, actions, outcomes);
+    recordPassMetrics(metrics, statuses, desired.services, actions, outcomes);
 
     const states = stateChanges(this.previousStates, statuses, desired.services);
     this.previousStates = states.next;
@@ -866,36 +707,4 @@ export class Reconciler {
     if (!target) return;
     recorder.record(target, e.type, e.reason, e.message);
   }
-
-  private updateMetrics(
-    statuses: readonly EndpointStatus[],
-    desired: ReadonlyMap<string, Service>,
-    actions: readonly PlanAction[],
-    outcomes: readonly ApplyOutcome[],
-  ): void {
-    const m = this.o.metrics;
-    const counts = new Map<ProjectionState, number>(PROJECTION_STATES.map((s) => [s, 0]));
-    for (const s of statuses) counts.set(s.state, (counts.get(s.state) ?? 0) + 1);
-    for (const [state, n] of counts) m.endpoints.set({ state }, n);
-    const outstanding = new Set(actions.map((a) => a.key));
-    for (const o of outcomes)
-      if (o.result === 'created' || o.result === 'updated' || o.result === 'deleted')
-        outstanding.delete(o.key);
-    for (const role of [ROLE_INTERNAL, ROLE_ALIAS]) {
-      let want = 0;
-      let applied = 0;
-      for (const [key, svc] of desired) {
-        if (svc.metadata.labels?.[ROLE_LABEL] !== role) continue;
-        want++;
-        if (!outstanding.has(key)) applied++;
-      }
-      m.servicesDesired.set({ role }, want);
-      m.servicesApplied.set({ role }, applied);
-    }
-  }
-}
-
-/** Lets timers and I/O (lease renewal, probes, watch events) run before the next chunk. */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
