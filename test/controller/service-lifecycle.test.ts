@@ -18,13 +18,14 @@ function requests(env: ControllerEnv, verb: string, name: string): number {
     .filter((r) => r.attrs.resource === 'services' && r.attrs.verb === verb && r.attrs.name === name).length;
 }
 
-describe('controller: Services held by finalizers', () => {
-  let env: ControllerEnv | undefined;
-  afterEach(async () => {
-    await env?.close();
-    env = undefined;
-  });
+// One environment per test, closed after it whichever describe it is in.
+let env: ControllerEnv | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
 
+describe('controller: Services held by finalizers', () => {
   it('a delete held by a finalizer is issued once, then waited on and reported as deleting', async () => {
     env = await startEnv();
     const logs = captureLogs('info');
@@ -95,12 +96,6 @@ describe('controller: Services held by finalizers', () => {
 });
 
 describe('controller: delayed watch events', () => {
-  let env: ControllerEnv | undefined;
-  afterEach(async () => {
-    await env?.close();
-    env = undefined;
-  });
-
   it('a write whose watch event is delayed is not sent again', async () => {
     env = await startEnv();
     // A short overlay of unseen writes (30 s by default) and watches that are not restarted for
@@ -137,12 +132,6 @@ describe('controller: delayed watch events', () => {
 });
 
 describe('controller: an alias that lost the managed-by label', () => {
-  let env: ControllerEnv | undefined;
-  afterEach(async () => {
-    await env?.close();
-    env = undefined;
-  });
-
   it('is reported as name-conflict with the reason, neither orphaned silently nor overwritten', async () => {
     env = await startEnv();
     const logs = captureLogs('info');
