@@ -8,7 +8,11 @@ import {
 } from '../../src/kubesim/workloads/rollout.js';
 import { templateHash } from '../../src/kubesim/workloads/pod-template.js';
 
-const pod = (name: string, state: 'available' | 'ready' | 'unready' = 'available', createdMs = 0): PlanPod => ({
+const pod = (
+  name: string,
+  state: 'available' | 'ready' | 'unready' = 'available',
+  createdMs = 0,
+): PlanPod => ({
   name,
   ready: state !== 'unready',
   available: state === 'available',
@@ -51,7 +55,11 @@ describe('deployment rollout plan', () => {
     ['steady state', { newPods: [pod('a'), pod('b')], oldPods: [] }, { create: 0, delete: [] }],
     [
       'scale down deletes the unready pod first, then the newest',
-      { replicas: 1, newPods: [pod('a', 'available', 1), pod('b', 'unready', 2), pod('c', 'available', 3)], oldPods: [] },
+      {
+        replicas: 1,
+        newPods: [pod('a', 'available', 1), pod('b', 'unready', 2), pod('c', 'available', 3)],
+        oldPods: [],
+      },
       { create: 0, delete: ['b', 'c'] },
     ],
     [
@@ -86,7 +94,12 @@ describe('deployment rollout plan', () => {
     ],
     [
       'maxUnavailable 1, maxSurge 0: an old pod goes before any new one starts',
-      { maxSurge: 0, maxUnavailable: 1, newPods: [], oldPods: [pod('o1', 'available', 1), pod('o2', 'available', 2)] },
+      {
+        maxSurge: 0,
+        maxUnavailable: 1,
+        newPods: [],
+        oldPods: [pod('o1', 'available', 1), pod('o2', 'available', 2)],
+      },
       { create: 0, delete: ['o2'] },
     ],
     [
@@ -117,7 +130,10 @@ describe('deployment rollout plan', () => {
     const reordered = { spec: { containers: [{ image: 'x', name: 'c' }] }, metadata: { labels: { a: '1' } } };
     const restarted = {
       ...t,
-      metadata: { ...t.metadata, annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z' } },
+      metadata: {
+        ...t.metadata,
+        annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z' },
+      },
     };
     expect(templateHash(t)).toBe(templateHash(reordered));
     expect(templateHash(t)).not.toBe(templateHash(restarted));

@@ -28,7 +28,9 @@ export const podStatusSchema = z.looseObject({
   podIP: z.string().optional(),
   podIPs: z.array(z.object({ ip: z.string() })).optional(),
   startTime: z.string().optional(),
-  containerStatuses: z.array(z.looseObject({ name: z.string(), ready: z.boolean(), restartCount: int() })).optional(),
+  containerStatuses: z
+    .array(z.looseObject({ name: z.string(), ready: z.boolean(), restartCount: int() }))
+    .optional(),
   qosClass: z.string().optional(),
 });
 

@@ -16,6 +16,7 @@ import { META_FIELD_LABELS, type ResourceDef } from './registry.js';
 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (isRecord(v) ? v : {});
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const MUTABLE_NOTE =
@@ -82,11 +83,11 @@ export function podResource(): ResourceDef {
       },
       fieldLabels: {
         ...META_FIELD_LABELS,
-        'spec.nodeName': (o) => String(rec(o['spec'])['nodeName'] ?? ''),
-        'spec.restartPolicy': (o) => String(rec(o['spec'])['restartPolicy'] ?? ''),
-        'spec.serviceAccountName': (o) => String(rec(o['spec'])['serviceAccountName'] ?? ''),
-        'status.phase': (o) => String(rec(o['status'])['phase'] ?? ''),
-        'status.podIP': (o) => String(rec(o['status'])['podIP'] ?? ''),
+        'spec.nodeName': (o) => str(rec(o['spec'])['nodeName']),
+        'spec.restartPolicy': (o) => str(rec(o['spec'])['restartPolicy']),
+        'spec.serviceAccountName': (o) => str(rec(o['spec'])['serviceAccountName']),
+        'status.phase': (o) => str(rec(o['status'])['phase']),
+        'status.podIP': (o) => str(rec(o['status'])['podIP']),
       },
       prepare(obj, old) {
         if (old) {

@@ -171,7 +171,10 @@ export class DeploymentController {
         }
       }
       if (step.create > 0 || step.delete.length > 0) {
-        this.log.debug({ deployment: key, create: step.create, delete: step.delete }, 'kubesim deployment step');
+        this.log.debug(
+          { deployment: key, create: step.create, delete: step.delete },
+          'kubesim deployment step',
+        );
         // The writes above re-enqueue this Deployment; its status is written on that sync.
         return;
       }
@@ -184,10 +187,11 @@ export class DeploymentController {
     const known = this.kubelet.readySinceMs(pod.metadata.uid ?? '');
     if (known !== undefined) return known;
     const conditions = rec(pod['status'])['conditions'];
-    const ready = Array.isArray(conditions)
+    const ready: unknown = Array.isArray(conditions)
       ? conditions.find((c) => isRecord(c) && c['type'] === 'Ready')
       : undefined;
-    const t = Date.parse(String(rec(ready)['lastTransitionTime'] ?? ''));
+    const since = rec(ready)['lastTransitionTime'];
+    const t = typeof since === 'string' ? Date.parse(since) : NaN;
     return Number.isNaN(t) ? undefined : t;
   }
 
@@ -233,8 +237,7 @@ export class DeploymentController {
         message,
       };
     };
-    const complete =
-      updated.length === replicas && all.length === replicas && available === replicas;
+    const complete = updated.length === replicas && all.length === replicas && available === replicas;
     const status: Rec = {
       observedGeneration: d.metadata.generation ?? 1,
       replicas: all.length,
@@ -245,13 +248,29 @@ export class DeploymentController {
       conditions: [
         available >= replicas - maxUnavailable
           ? cond('Available', true, 'MinimumReplicasAvailable', 'Deployment has minimum availability.')
-          : cond('Available', false, 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'),
+          : cond(
+              'Available',
+              false,
+              'MinimumReplicasUnavailable',
+              'Deployment does not have minimum availability.',
+            ),
         complete
-          ? cond('Progressing', true, 'NewReplicaSetAvailable', `Deployment "${d.metadata.name}" has successfully progressed.`)
+          ? cond(
+              'Progressing',
+              true,
+              'NewReplicaSetAvailable',
+              `Deployment "${d.metadata.name}" has successfully progressed.`,
+            )
           : cond('Progressing', true, 'ReplicaSetUpdated', `Deployment "${d.metadata.name}" is progressing.`),
       ],
     };
-    for (const k of ['replicas', 'updatedReplicas', 'readyReplicas', 'availableReplicas', 'unavailableReplicas'])
+    for (const k of [
+      'replicas',
+      'updatedReplicas',
+      'readyReplicas',
+      'availableReplicas',
+      'unavailableReplicas',
+    ])
       if (status[k] === 0) delete status[k];
     const { resourceVersion: _rv, ...meta } = d.metadata;
     try {

@@ -154,11 +154,16 @@ export class Kubelet {
     const ports = (Array.isArray(first['ports']) ? first['ports'] : []).flatMap((p) => {
       const r = rec(p);
       return typeof r['containerPort'] === 'number'
-        ? [{ containerPort: r['containerPort'], ...(typeof r['name'] === 'string' ? { name: r['name'] } : {}) }]
+        ? [
+            {
+              containerPort: r['containerPort'],
+              ...(typeof r['name'] === 'string' ? { name: r['name'] } : {}),
+            },
+          ]
         : [];
     });
     const container: PodContainer = {
-      name: String(first['name'] ?? ''),
+      name: typeof first['name'] === 'string' ? first['name'] : '',
       ...(Array.isArray(first['command']) ? { command: first['command'].map(String) } : {}),
       ...(Array.isArray(first['args']) ? { args: first['args'].map(String) } : {}),
       env: this.resolveEnv(pod, first, podIP),
@@ -182,7 +187,8 @@ export class Kubelet {
     };
     if (first['readinessProbe'] !== undefined) {
       const parsed = probeSchema.safeParse(first['readinessProbe']);
-      if (!parsed.success) run.probeProblem = `readinessProbe: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
+      if (!parsed.success)
+        run.probeProblem = `readinessProbe: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
       else {
         run.probe = parsed.data;
         const target = probeTarget(parsed.data, podIP, ports);
@@ -377,7 +383,10 @@ export class Kubelet {
         {},
       );
     } catch (err) {
-      this.log.debug({ pod: `${run.namespace}/${run.name}`, err: String(err) }, 'kubesim pod status not written');
+      this.log.debug(
+        { pod: `${run.namespace}/${run.name}`, err: String(err) },
+        'kubesim pod status not written',
+      );
     }
   }
 
@@ -397,7 +406,10 @@ export class Kubelet {
       const value = this.envFrom(pod, from, namespace, podIP);
       if (value !== undefined) env[name] = value;
       else if (Object.keys(from).length)
-        this.log.warn({ pod: `${namespace}/${pod.metadata.name}`, env: name }, 'kubesim pod env reference not resolved');
+        this.log.warn(
+          { pod: `${namespace}/${pod.metadata.name}`, env: name },
+          'kubesim pod env reference not resolved',
+        );
     }
     return env;
   }
@@ -413,7 +425,8 @@ export class Kubelet {
         'metadata.namespace': namespace,
         'metadata.uid': pod.metadata.uid,
         'spec.nodeName': KUBESIM_NODE,
-        'spec.serviceAccountName': typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : 'default',
+        'spec.serviceAccountName':
+          typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : 'default',
         'status.podIP': podIP,
         'status.hostIP': '127.0.0.1',
       };

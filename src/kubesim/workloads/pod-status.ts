@@ -10,7 +10,16 @@ import { isRecord } from '../types.js';
 export type ContainerState =
   | { running: { startedAt: string } }
   | { waiting: { reason: string; message?: string } }
-  | { terminated: { exitCode: number; signal?: number; reason: string; startedAt?: string; finishedAt: string; message?: string } };
+  | {
+      terminated: {
+        exitCode: number;
+        signal?: number;
+        reason: string;
+        startedAt?: string;
+        finishedAt: string;
+        message?: string;
+      };
+    };
 
 export interface ObservedPod {
   phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed';

@@ -81,6 +81,7 @@ export function podFromTemplate(deployment: KubeObject, hash: string, suffix: st
 export function controllerUid(pod: KubeObject): string | undefined {
   const refs = pod.metadata['ownerReferences'];
   if (!Array.isArray(refs)) return undefined;
-  for (const r of refs) if (isRecord(r) && r['controller'] === true && typeof r['uid'] === 'string') return r['uid'];
+  for (const r of refs)
+    if (isRecord(r) && r['controller'] === true && typeof r['uid'] === 'string') return r['uid'];
   return undefined;
 }

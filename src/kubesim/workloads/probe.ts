@@ -87,7 +87,14 @@ export function runProbe(target: ProbeTarget, timeoutMs: number): Promise<boolea
       return;
     }
     const req = request(
-      { host: target.host, port: target.port, path: target.path, method: 'GET', agent: false, headers: { 'user-agent': 'kube-probe/kubesim' } },
+      {
+        host: target.host,
+        port: target.port,
+        path: target.path,
+        method: 'GET',
+        agent: false,
+        headers: { 'user-agent': 'kube-probe/kubesim' },
+      },
       (res) => {
         res.resume();
         const status = res.statusCode ?? 0;

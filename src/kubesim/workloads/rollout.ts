@@ -115,8 +115,7 @@ export function planRollout(input: PlanInput): PlanStep {
   const unhealthy = oldPods.filter((p) => !p.available);
   const cleanup = names(unhealthy, Math.min(maxScaledDown, unhealthy.length));
   // scaleDownOldReplicaSetsForRollingUpdate: then available old pods, keeping minAvailable.
-  const available =
-    newPods.filter((p) => p.available).length + oldPods.filter((p) => p.available).length;
+  const available = newPods.filter((p) => p.available).length + oldPods.filter((p) => p.available).length;
   const scaleDown = Math.max(0, available - minAvailable);
   const healthy = oldPods.filter((p) => p.available);
   const more = names(healthy, Math.min(scaleDown, healthy.length));
