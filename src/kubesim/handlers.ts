@@ -518,9 +518,11 @@ export class ResourceHandlers {
     if (
       def !== this.namespaces &&
       next.metadata.deletionTimestamp &&
-      !(next.metadata.finalizers as string[] | undefined)?.length
+      !(next.metadata.finalizers as string[] | undefined)?.length &&
+      !((next.metadata.deletionGracePeriodSeconds as number | undefined) ?? 0)
     ) {
-      // The last finalizer is gone from an object being deleted: the delete completes now.
+      // The last finalizer is gone from an object being deleted: the delete completes now (a
+      // graceful deletion still running completes when whoever runs the object removes it).
       const removed = this.store.put(res, next);
       this.store.remove(res, objectKey(next));
       def.afterDelete?.(removed);

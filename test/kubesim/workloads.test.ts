@@ -293,6 +293,27 @@ describe('kubesim process-backed workloads', () => {
     );
   });
 
+  it('keeps a terminating pod, unready once its probe fails, until its process exits', async () => {
+    const { runner, started } = tinyRunner();
+    const s = await sim({ podRunner: runner });
+    await api(s, 'POST', DEPLOYS, deployment('draining', { replicas: 1, env: { TERM_DELAY_MS: '4000' } }));
+    await until('rolled out', () => rolledOut(s, 'draining', 1));
+    const [pod] = await pods(s);
+    await api(s, 'DELETE', `${PODS}/${pod.metadata.name}`);
+    const proc = started.find((p) => p.pod === pod.metadata.name)!;
+    // The kubelet keeps probing a terminating pod: the server answers 503 after SIGTERM.
+    const unready = await until('terminating and unready', async () => {
+      const r = await api(s, 'GET', `${PODS}/${pod.metadata.name}`);
+      return r.status === 200 && r.body.metadata.deletionTimestamp && !ready(r.body) ? r.body : undefined;
+    });
+    expect(unready.status.containerStatuses[0].ready).toBe(false);
+    expect(alive(proc.child)).toBe(true);
+    expect(await proc.exit).toEqual({ code: 0, signal: null });
+    await until('pod object gone', async () =>
+      (await api(s, 'GET', `${PODS}/${pod.metadata.name}`)).status === 404 ? true : undefined,
+    );
+  });
+
   it('deleting the Deployment deletes its pods and their processes', async () => {
     const { runner, started } = tinyRunner();
     const s = await sim({ podRunner: runner });
