@@ -1,7 +1,9 @@
 /**
  * Rolling-restart benchmark: N clients keep connecting and transferring through the forwarder
  * pods while the forwarder Deployment is rolled by kubesim's Deployment controller, in kubesim's
- * process-backed pods (`startKubesim({ podRunner })`), `--rounds` times.
+ * process-backed pods (`startKubesim({ podRunner })`, in a process of its own:
+ * `bench/support/kubesim-pods.ts`, so probes and controllers do not share the clients' event
+ * loop), `--rounds` times.
  *
  * The Deployment, its ConfigMap and Secret are the chart's, rendered by the real helm (dev
  * dependency) with the chart's defaults: 2 replicas, RollingUpdate maxSurge 1 / maxUnavailable 0,
@@ -29,17 +31,17 @@
  *
  * Loopback only; bounded in time (every wait has a limit).
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseBenchArgs } from './support/args.js';
 import { findRendered, renderChart } from './support/chart-render.js';
-import { forwarderPodRunner } from './support/forwarder-pod-runner.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
-import { startKubesim, type Kubesim } from '../src/kubesim/index.js';
+import type { Kubesim } from '../src/kubesim/index.js';
 import { createInternalService } from './support/internal-service.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
@@ -124,8 +126,11 @@ const deploymentSchema = z.object({
     .optional(),
 });
 
+/** What the bench needs of kubesim (in its own process): where it is and the admin token. */
+type Api = Pick<Kubesim, 'url' | 'adminToken'>;
+
 async function apiJson(
-  sim: Kubesim,
+  sim: Api,
   method: string,
   path: string,
   body?: unknown,
@@ -138,7 +143,7 @@ async function apiJson(
       'content-type': contentType ?? 'application/json',
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
@@ -168,7 +173,7 @@ class Balancer {
   private polling = false;
 
   constructor(
-    private readonly sim: Kubesim,
+    private readonly sim: Api,
     private readonly propagationMs: number,
     readonly pods: Map<string, PodSeen>,
   ) {}
@@ -240,6 +245,16 @@ class Balancer {
 
 type Outcome = 'ok' | 'failed' | 'truncated';
 
+let rampBuf: Buffer | undefined;
+/** Bytes 0, 1, ..., 255, 0, 1, ... long enough for any window of `bytes` starting below 256. */
+function ramp(bytes: number): Buffer {
+  if (!rampBuf || rampBuf.length < bytes + 256) {
+    rampBuf = Buffer.alloc(bytes + 256);
+    for (let i = 0; i < rampBuf.length; i++) rampBuf[i] = i & 0xff;
+  }
+  return rampBuf;
+}
+
 /** One transfer: send a pattern unique to `seq`, half-close, expect it back exactly, then end. */
 function transfer(
   host: string,
@@ -247,8 +262,9 @@ function transfer(
   seq: number,
   bytes: number,
 ): Promise<{ outcome: Outcome; why?: string }> {
-  const payload = Buffer.alloc(bytes);
-  for (let i = 0; i < bytes; i++) payload[i] = (seq * 31 + i) & 0xff;
+  // (seq * 31 + i) & 0xff for byte i: a window of one shared ramp, not a loop per connection.
+  const start = (seq * 31) & 0xff;
+  const payload = ramp(bytes).subarray(start, start + bytes);
   return new Promise((resolve) => {
     const got: Buffer[] = [];
     let n = 0;
@@ -294,9 +310,17 @@ interface Tally {
 async function waitFor<T>(what: string, limitMs: number, fn: () => Promise<T | undefined>): Promise<T> {
   const t0 = Date.now();
   for (;;) {
-    const v = await fn();
+    let v: T | undefined;
+    let last = '';
+    try {
+      v = await fn();
+    } catch (err) {
+      // A slow or failed API call is retried until the limit.
+      last = `; last error: ${err instanceof Error ? err.message : String(err)}`;
+    }
     if (v !== undefined) return v;
-    if (Date.now() - t0 > limitMs) throw new Error(`${what}: not within ${Math.round(limitMs / 1000)} s`);
+    if (Date.now() - t0 > limitMs)
+      throw new Error(`${what}: not within ${Math.round(limitMs / 1000)} s${last}`);
     await sleep(POLL_MS);
   }
 }
@@ -373,26 +397,41 @@ async function main(): Promise<void> {
     );
 
   const dir = await mkdtemp(join(tmpdir(), 'rolling-bench-'));
-  const kubeconfig = join(dir, 'kubeconfig');
   const pods = new Map<string, PodSeen>();
-  const runner = forwarderPodRunner({
-    objects: [configMap, secret],
-    dir,
-    kubeconfig,
-    onExit: (pod, code, signal) => {
-      const info = pods.get(pod) ?? { name: pod };
-      pods.set(pod, info);
-      info.exit = signal ? `killed by ${signal}` : `exited ${code}`;
-      info.exitAt = Date.now();
-    },
+  const podsConfig = join(dir, 'kubesim-pods.json');
+  await writeFile(
+    podsConfig,
+    JSON.stringify({ objects: [configMap, secret], dir, namespaces: ['default', NS] }),
+  );
+  // kubesim, its kubelet and the pods' lifecycle run in a process of their own (not on this busy loop).
+  const kubesim = await spawnJson(
+    ['bench/support/kubesim-pods.ts'],
+    { BENCH_PODS_CONFIG: podsConfig },
+    (o) =>
+      typeof o['kubesim'] === 'string' && typeof o['token'] === 'string'
+        ? { url: o['kubesim'], adminToken: o['token'] }
+        : undefined,
+  );
+  const sim: Api = kubesim.value;
+  const exitLine = z.object({
+    exit: z.string(),
+    code: z.number().nullable(),
+    signal: z.string().nullable(),
+    at: z.number(),
   });
-  const sim = await startKubesim({
-    initialNamespaces: ['default', NS],
-    podRunner: runner,
-    podStopGraceMs: 2000,
+  createInterface({ input: kubesim.child.stdout! }).on('line', (line) => {
+    let parsed: z.infer<typeof exitLine>;
+    try {
+      parsed = exitLine.parse(JSON.parse(line));
+    } catch {
+      return;
+    }
+    const info = pods.get(parsed.exit) ?? { name: parsed.exit };
+    pods.set(parsed.exit, info);
+    info.exit = parsed.signal ? `killed by ${parsed.signal}` : `exited ${parsed.code}`;
+    info.exitAt = parsed.at;
   });
   try {
-    await sim.writeKubeconfig(kubeconfig);
     const echoPort = await freePortInRange(10_000, 19_999);
     const url = parseEndpointUrl(ECHO_URL);
     if (!url.ok) throw new Error(url.message);
@@ -530,7 +569,10 @@ async function main(): Promise<void> {
     log(`load average at the end: ${load()}`);
     if (tally.failed + tally.truncated > 0) process.exitCode = 2;
   } finally {
-    await sim.stop();
+    // kubesim ends every pod process (SIGTERM, SIGKILL after 2 s) before it exits.
+    const exited = new Promise<void>((r) => kubesim.child.once('exit', () => r()));
+    kubesim.child.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000)]);
   }
 }
 
