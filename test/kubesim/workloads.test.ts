@@ -54,6 +54,50 @@ describe('kubesim process-backed workloads', () => {
     expect((await api(s, 'GET', PODS)).status).toBe(404);
   });
 
+  it('validates pods as the pods registry does and deletes an unbound pod at once', async () => {
+    const { runner, started } = tinyRunner();
+    const s = await sim({ podRunner: runner });
+    const bare = { metadata: { name: 'bare' }, spec: { containers: [{ name: 'c', image: 'one' }] } };
+    const made = await api(s, 'POST', PODS, bare);
+    expect(made.status).toBe(201);
+    expect(made.body.status).toEqual({ phase: 'Pending', qosClass: 'BestEffort' });
+    expect(made.body.spec).toMatchObject({ restartPolicy: 'Always', terminationGracePeriodSeconds: 30 });
+    const noContainers = await api(s, 'POST', PODS, { metadata: { name: 'x' }, spec: { containers: [] } });
+    expect(noContainers.status).toBe(422);
+    expect(noContainers.body.details.causes[0]).toMatchObject({
+      field: 'spec.containers',
+      reason: 'FieldValueRequired',
+    });
+    // Only images (and a few fields) of a pod's spec may change.
+    const image = await api(
+      s,
+      'PATCH',
+      `${PODS}/bare`,
+      { spec: { containers: [{ name: 'c', image: 'two' }] } },
+      {
+        contentType: 'application/strategic-merge-patch+json',
+      },
+    );
+    expect(image.status).toBe(200);
+    const grace = await api(
+      s,
+      'PATCH',
+      `${PODS}/bare`,
+      { spec: { restartPolicy: 'Never' } },
+      {
+        contentType: 'application/merge-patch+json',
+      },
+    );
+    expect(grace.status).toBe(422);
+    expect(grace.body.message).toContain('pod updates may not change fields other than');
+    // Not bound to the node: nothing runs it, and a delete removes it at once.
+    const del = await api(s, 'DELETE', `${PODS}/bare`);
+    expect(del.status).toBe(200);
+    expect(del.body.metadata.deletionTimestamp).toBeUndefined();
+    expect((await api(s, 'GET', `${PODS}/bare`)).status).toBe(404);
+    expect(started).toEqual([]);
+  });
+
   it('scales a Deployment up to Ready pods running as processes on their own pod IPs', async () => {
     const { runner, started } = tinyRunner();
     const s = await sim({ podRunner: runner });
