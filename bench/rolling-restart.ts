@@ -393,7 +393,7 @@ async function main(): Promise<void> {
   );
   if (args.propagationMs + POLL_MS >= drain.delaySeconds * 1000)
     log(
-      `warning: propagation (${args.propagationMs} + ${POLL_MS} ms) is not below the drain delay (${drain.delaySeconds} s); failures are expected`,
+      `warning: propagation (${args.propagationMs} + ${POLL_MS} ms) is not below the drain delay (${drain.delaySeconds} s): only the forwarder's late-arrival window (at most half of drain.timeoutSeconds) covers it`,
     );
 
   const dir = await mkdtemp(join(tmpdir(), 'rolling-bench-'));
