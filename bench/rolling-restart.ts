@@ -1,44 +1,47 @@
 /**
  * Rolling-restart benchmark: N clients keep connecting and transferring through the forwarder
- * replicas while the forwarder is rolled, as a Deployment with maxSurge 1 / maxUnavailable 0
- * would roll it (2 replicas, as the chart runs them): start a new replica, wait for its /readyz,
- * SIGTERM one old replica, repeat for each replica, for `--rounds` rounds.
+ * pods while the forwarder Deployment is rolled by kubesim's Deployment controller, in kubesim's
+ * process-backed pods (`startKubesim({ podRunner })`, in a process of its own:
+ * `bench/support/kubesim-pods.ts`, so probes and controllers do not share the clients' event
+ * loop), `--rounds` times.
  *
- * Each replica is the real `endpoint-binder forwarder` CLI process with its own loopback address
- * (127.0.1.x, standing in for a pod IP) and the same ports, watching the kubesim API for the
- * internal Service; the ingress is the mock's, the upstream an echo (`bench/datapath-roles.ts`).
+ * The Deployment, its ConfigMap and Secret are the chart's, rendered by the real helm (dev
+ * dependency) with the chart's defaults: 2 replicas, RollingUpdate maxSurge 1 / maxUnavailable 0,
+ * minReadySeconds 5, readinessProbe /readyz every 2 s (failureThreshold 2), drain 5 s + 25 s,
+ * terminationGracePeriodSeconds 35 (`--replicas`, `--delay` and `--timeout` set other values, through helm).
+ * Each pod is the real `endpoint-binder forwarder` CLI (bench/support/forwarder-pod-runner.ts)
+ * on its own loopback pod IP, watching kubesim for the internal Service; the ingress is the
+ * mock's, the upstream an echo (`bench/datapath-roles.ts`). kubesim's kubelet probes the pods and
+ * deletes them as a kubelet does (SIGTERM, SIGKILL after the grace period); the roll is
+ * triggered as `kubectl rollout restart` does (the restartedAt annotation of the pod template).
  *
- * The Service model: there is no kube-proxy, so the clients dial through a tiny client-side
- * balancer. It polls every replica's /readyz every `--pollMs` and drops a replica after
- * `--failures` failed polls in a row, adding it back on the first 200 (the chart's readiness probe:
- * periodSeconds 2, failureThreshold 2, and the endpoints controller following it); each new
- * connection goes to the next replica it holds ready (round robin). A connection already open
- * stays on its replica, as conntrack keeps it there. The drain has to cover the gap between
- * "unready" and "no longer chosen": `--delay` (drain.delaySeconds) must exceed pollMs x failures.
- * That probe path is the slow one (`--removal probe`). By default (`--removal terminating`) the
- * model is what a real cluster does in a rollout: the EndpointSlice controller marks a pod's
- * endpoint not ready as soon as the pod is deleted (terminating), and kube-proxy stops choosing it
- * once that change reaches it, here `--propagationMs` after the SIGTERM; the probes still run.
- * Defaults are the chart's (drain 5 s + 25 s, probe period 2 s, failureThreshold 2).
+ * The Service model: there is no kube-proxy, so the clients dial through a client-side balancer
+ * that follows kubesim's Pods (polled every 100 ms): a pod is chosen while it is Ready and not
+ * terminating, as the EndpointSlice controller publishes it, and every change reaches the
+ * balancer `--propagationMs` after kubesim shows it (kube-proxy lag). Each new connection goes
+ * to the next chosen pod (round robin); a connection already open stays on its pod (conntrack).
  *
  * Every connection sends `--bytes` of a pattern unique to the connection, half-closes, and must
  * read exactly those bytes back and then a clean end. Reported: failed connections (refused,
  * reset, error), truncated transfers (a clean end with fewer or different bytes), the slowest
- * transfer, and the longest stall (the longest time in which no transfer completed); target 0/0.
+ * transfer, the longest stall (the longest time in which no transfer completed), and each
+ * roll's duration; target 0 failed, 0 truncated.
  *
- *   npx tsx bench/rolling-restart.ts [--clients 50 --bytes 65536 --rounds 3 --replicas 2 --delay 5 --timeout 25 --pollMs 2000 --failures 2 --removal terminating --propagationMs 1000]
+ *   npx tsx bench/rolling-restart.ts [--clients 50 --bytes 65536 --rounds 3 --propagationMs 1000 --replicas 2 --delay 5 --timeout 25]
  *
  * Loopback only; bounded in time (every wait has a limit).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, connect, type AddressInfo } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseBenchArgs } from './support/args.js';
+import { findRendered, renderChart } from './support/chart-render.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
-import { startKubesim } from '../src/kubesim/index.js';
+import type { Kubesim } from '../src/kubesim/index.js';
 import { createInternalService } from './support/internal-service.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
@@ -51,21 +54,23 @@ const Args = z.object({
     .max(16 * 1024 * 1024)
     .default(64 * 1024),
   rounds: z.coerce.number().int().min(1).max(20).default(3),
-  replicas: z.coerce.number().int().min(1).max(8).default(2),
-  delay: z.coerce.number().int().min(0).max(60).default(5),
-  timeout: z.coerce.number().int().min(0).max(120).default(25),
-  pollMs: z.coerce.number().int().min(20).max(5000).default(2000),
-  failures: z.coerce.number().int().min(1).max(10).default(2),
-  removal: z.enum(['terminating', 'probe']).default('terminating'),
   propagationMs: z.coerce.number().int().min(0).max(30_000).default(1000),
+  /** Chart value forwarder.replicas; unset keeps the chart's (2). */
+  replicas: z.coerce.number().int().min(1).max(8).optional(),
+  /** Chart value forwarder.drain.delaySeconds; unset keeps the chart's. */
+  delay: z.coerce.number().int().min(0).max(60).optional(),
+  /** Chart value forwarder.drain.timeoutSeconds; unset keeps the chart's. */
+  timeout: z.coerce.number().int().min(0).max(120).optional(),
 });
 const args = parseBenchArgs('bench/rolling-restart.ts', Args);
 
 const API_KEY = 'bench_api_key_0123456789';
 const AUTHTOKEN = 'bench_authtoken_0123456789';
 const NS = 'endpoint-binder';
-const IDENTITY = { release: 'rolling', operatorNamespace: NS };
+const RELEASE = 'rolling';
+const IDENTITY = { release: RELEASE, operatorNamespace: NS };
 const ECHO_URL = 'tcp://echo.rolling:7000';
+const POLL_MS = 100;
 
 function log(line: string): void {
   process.stdout.write(line + '\n');
@@ -75,93 +80,180 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-async function freePort(host = '127.0.0.1'): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, host, r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
-/** GET /readyz with a short limit: true only for a 200. */
-async function probeReady(host: string, port: number): Promise<boolean> {
-  try {
-    const res = await fetch(`http://${host}:${port}/readyz`, { signal: AbortSignal.timeout(1000) });
-    await res.arrayBuffer();
-    return res.status === 200;
-  } catch {
-    return false;
+/** A port inside the chart's bindings.portRange (10000-19999) that is free on loopback now. */
+async function freePortInRange(min: number, max: number): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = min + Math.floor(Math.random() * (max - min + 1));
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (ok) return port;
   }
+  throw new Error(`no free port in ${min}-${max}`);
 }
 
-interface Replica {
+const podSchema = z.object({
+  metadata: z.looseObject({
+    name: z.string(),
+    deletionTimestamp: z.string().optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+  }),
+  status: z
+    .looseObject({
+      podIP: z.string().optional(),
+      conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
+    })
+    .optional(),
+});
+const podListSchema = z.object({ items: z.array(podSchema) });
+const deploymentSchema = z.object({
+  metadata: z.looseObject({ generation: z.number().int().optional() }),
+  spec: z.looseObject({ replicas: z.number().int() }),
+  status: z
+    .looseObject({
+      observedGeneration: z.number().int().optional(),
+      replicas: z.number().int().optional(),
+      updatedReplicas: z.number().int().optional(),
+      availableReplicas: z.number().int().optional(),
+    })
+    .optional(),
+});
+
+/** What the bench needs of kubesim (in its own process): where it is and the admin token. */
+type Api = Pick<Kubesim, 'url' | 'adminToken'>;
+
+async function apiJson(
+  sim: Api,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+): Promise<unknown> {
+  const res = await fetch(sim.url + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${sim.adminToken}`,
+      'content-type': contentType ?? 'application/json',
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+/** What the bench saw of one pod: for the per-pod lines of the report. */
+interface PodSeen {
   name: string;
-  host: string;
-  httpPort: number;
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  /** The balancer's view: the last /readyz poll answered 200. */
-  ready: boolean;
-  polling: boolean;
-  /** Consecutive failed polls: unready in the balancer's view at `--failures`, as failureThreshold. */
-  misses: number;
-  /** Deleted (terminating): never chosen again, whatever its probes say. */
-  terminating?: boolean;
-  /** When the balancer stopped choosing it, and when it was sent SIGTERM (ms since the epoch). */
+  ip?: string;
+  terminatingAt?: number;
+  unreadyAt?: number;
   droppedAt?: number;
-  termAt?: number;
+  goneAt?: number;
+  exit?: string;
+  exitAt?: number;
 }
 
-/** The Service model: round robin over the replicas whose last /readyz poll answered 200. */
+/** The Service model: round robin over the pods kubesim shows Ready and not terminating, with lag. */
 class Balancer {
-  readonly replicas: Replica[] = [];
+  /** Pods the balancer chooses from (name -> IP), as of the last propagated change. */
+  private readonly chosen = new Map<string, string>();
+  /** The last state seen in kubesim per pod, so a change is propagated once. */
+  private readonly seen = new Map<string, string | undefined>();
   private next = 0;
   private timer: NodeJS.Timeout | undefined;
+  private polling = false;
 
-  start(pollMs: number, failureThreshold: number): void {
-    this.timer = setInterval(() => {
-      for (const r of this.replicas) {
-        if (r.polling) continue;
-        r.polling = true;
-        void probeReady(r.host, r.httpPort).then((ok) => {
-          r.misses = ok ? 0 : r.misses + 1;
-          if (ok && !r.terminating) r.ready = true;
-          else if (r.misses >= failureThreshold && r.ready) {
-            r.ready = false;
-            r.droppedAt = Date.now();
-          }
-          r.polling = false;
-        });
-      }
-    }, pollMs);
+  constructor(
+    private readonly sim: Api,
+    private readonly propagationMs: number,
+    readonly pods: Map<string, PodSeen>,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
   }
 
   stop(): void {
     clearInterval(this.timer);
   }
 
-  pick(): Replica | undefined {
-    const ready = this.replicas.filter((r) => r.ready);
-    if (ready.length === 0) return undefined;
-    return ready[this.next++ % ready.length];
+  pick(): { name: string; ip: string } | undefined {
+    const all = [...this.chosen];
+    if (all.length === 0) return undefined;
+    const hit = all[this.next++ % all.length];
+    return hit ? { name: hit[0], ip: hit[1] } : undefined;
   }
 
-  /** The endpoints change for a deleted pod, as it reaches the balancer. */
-  terminate(r: Replica): void {
-    r.terminating = true;
-    if (r.ready) {
-      r.ready = false;
-      r.droppedAt = Date.now();
+  size(): number {
+    return this.chosen.size;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const list = podListSchema.parse(await apiJson(this.sim, 'GET', `/api/v1/namespaces/${NS}/pods`));
+      const now = Date.now();
+      const present = new Set<string>();
+      for (const p of list.items) {
+        const name = p.metadata.name;
+        present.add(name);
+        const info = this.pods.get(name) ?? { name };
+        this.pods.set(name, info);
+        const ready = (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+        const terminating = p.metadata.deletionTimestamp !== undefined;
+        if (p.status?.podIP) info.ip = p.status.podIP;
+        if (terminating) info.terminatingAt ??= now;
+        if (terminating && !ready) info.unreadyAt ??= now;
+        this.observe(name, ready && !terminating && p.status?.podIP ? p.status.podIP : undefined);
+      }
+      for (const [name, info] of this.pods) {
+        if (present.has(name) || info.goneAt !== undefined) continue;
+        info.goneAt = now;
+        this.observe(name, undefined);
+      }
+    } catch {
+      // A failed poll changes nothing; the next one sees the state.
+    } finally {
+      this.polling = false;
     }
   }
 
-  remove(r: Replica): void {
-    const i = this.replicas.indexOf(r);
-    if (i >= 0) this.replicas.splice(i, 1);
+  /** An endpoint change: applied `propagationMs` later, as kube-proxy would. */
+  private observe(name: string, ip: string | undefined): void {
+    if (this.seen.has(name) && this.seen.get(name) === ip) return;
+    this.seen.set(name, ip);
+    setTimeout(() => {
+      if (this.seen.get(name) !== ip) return; // superseded
+      if (ip) this.chosen.set(name, ip);
+      else if (this.chosen.delete(name)) {
+        const info = this.pods.get(name);
+        if (info) info.droppedAt ??= Date.now();
+      }
+    }, this.propagationMs);
   }
 }
 
-type Outcome = 'ok' | 'failed' | 'truncated' | 'no-endpoint';
+type Outcome = 'ok' | 'failed' | 'truncated';
+
+let rampBuf: Buffer | undefined;
+/** Bytes 0, 1, ..., 255, 0, 1, ... long enough for any window of `bytes` starting below 256. */
+function ramp(bytes: number): Buffer {
+  if (!rampBuf || rampBuf.length < bytes + 256) {
+    rampBuf = Buffer.alloc(bytes + 256);
+    for (let i = 0; i < rampBuf.length; i++) rampBuf[i] = i & 0xff;
+  }
+  return rampBuf;
+}
 
 /** One transfer: send a pattern unique to `seq`, half-close, expect it back exactly, then end. */
 function transfer(
@@ -170,8 +262,9 @@ function transfer(
   seq: number,
   bytes: number,
 ): Promise<{ outcome: Outcome; why?: string }> {
-  const payload = Buffer.alloc(bytes);
-  for (let i = 0; i < bytes; i++) payload[i] = (seq * 31 + i) & 0xff;
+  // (seq * 31 + i) & 0xff for byte i: a window of one shared ramp, not a loop per connection.
+  const start = (seq * 31) & 0xff;
+  const payload = ramp(bytes).subarray(start, start + bytes);
   return new Promise((resolve) => {
     const got: Buffer[] = [];
     let n = 0;
@@ -214,20 +307,25 @@ interface Tally {
   longestStallMs: number;
 }
 
+async function waitFor<T>(what: string, limitMs: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const t0 = Date.now();
+  for (;;) {
+    let v: T | undefined;
+    let last = '';
+    try {
+      v = await fn();
+    } catch (err) {
+      // A slow or failed API call is retried until the limit.
+      last = `; last error: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    if (v !== undefined) return v;
+    if (Date.now() - t0 > limitMs)
+      throw new Error(`${what}: not within ${Math.round(limitMs / 1000)} s${last}`);
+    await sleep(POLL_MS);
+  }
+}
+
 async function main(): Promise<void> {
-  log(
-    `rolling-restart bench: node ${process.version}, ${args.clients} clients x ${args.bytes} bytes, ${args.replicas} replicas, ${args.rounds} rounds, drain ${args.delay} s + ${args.timeout} s, readiness poll ${args.pollMs} ms x ${args.failures}, removal ${args.removal}${args.removal === 'terminating' ? ` after ${args.propagationMs} ms` : ''}, load average ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
-  );
-  if (args.removal === 'terminating' && args.propagationMs >= args.delay * 1000)
-    log(
-      `warning: --propagationMs (${args.propagationMs} ms) is not below the drain delay (${args.delay} s); failures are expected`,
-    );
-  if (args.removal === 'probe' && args.pollMs * args.failures >= args.delay * 1000)
-    log(
-      `warning: --pollMs x --failures (${args.pollMs * args.failures} ms) is not below the drain delay (${args.delay} s); failures are expected`,
-    );
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
     typeof o['echo'] === 'number' ? o['echo'] : undefined,
   );
@@ -252,164 +350,230 @@ async function main(): Promise<void> {
   });
   if (created.status !== 201) throw new Error(`POST /endpoints: ${created.status} ${await created.text()}`);
 
-  const sim = await startKubesim({ initialNamespaces: ['default', NS] });
-  const echoPort = await freePort();
-  const url = parseEndpointUrl(ECHO_URL);
-  if (!url.ok) throw new Error(url.message);
-  await createInternalService(sim, {
-    identity: IDENTITY,
-    name: 'ep-rolling',
-    endpointId: 'ep_rolling',
-    groupPorts: [{ url: url.value, forwarderPort: echoPort }],
+  const rendered = renderChart(RELEASE, NS, {
+    'api.baseUrl': ing.value.api,
+    'credentials.apiKey': API_KEY,
+    'credentials.authtoken': AUTHTOKEN,
+    'bindings.ingress.address': ing.value.ingress,
+    'bindings.ingress.tls': 'false',
+    'forwarder.logLevel': 'warn',
+    ...(args.replicas !== undefined ? { 'forwarder.replicas': String(args.replicas) } : {}),
+    ...(args.delay !== undefined ? { 'forwarder.drain.delaySeconds': String(args.delay) } : {}),
+    ...(args.timeout !== undefined ? { 'forwarder.drain.timeoutSeconds': String(args.timeout) } : {}),
   });
-  const dir = await mkdtemp(join(tmpdir(), 'rolling-bench-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  await sim.writeKubeconfig(kubeconfig);
-  const httpPort = await freePort();
-
-  let generation = 0;
-  const balancer = new Balancer();
-  /** A new "pod": its own loopback address, the same ports; resolves once its /readyz answers 200. */
-  const startReplica = async (): Promise<Replica> => {
-    generation++;
-    const host = `127.0.1.${generation}`;
-    const name = `forwarder-${generation}`;
-    const config = join(dir, `${name}.yaml`);
-    await writeFile(
-      config,
-      JSON.stringify({
-        releaseName: IDENTITY.release,
-        operatorNamespace: NS,
-        listenHost: host,
-        ingress: { tls: false, address: ing.value.ingress },
-        http: { listen: `${host}:${httpPort}` },
-        drain: { delaySeconds: args.delay, timeoutSeconds: args.timeout },
-        logLevel: 'warn',
+  const deploymentName = `${RELEASE}-endpoint-binder-forwarder`;
+  const deployment = findRendered(rendered, 'Deployment', deploymentName);
+  const configMap = findRendered(rendered, 'ConfigMap', deploymentName);
+  const secret = findRendered(rendered, 'Secret', `${RELEASE}-endpoint-binder-credentials`);
+  const spec = deploymentSchema
+    .extend({
+      spec: z.looseObject({
+        replicas: z.number().int(),
+        minReadySeconds: z.number().int().optional(),
+        strategy: z.unknown(),
+        template: z.looseObject({
+          spec: z.looseObject({
+            terminationGracePeriodSeconds: z.number().int(),
+            containers: z.array(z.looseObject({ readinessProbe: z.unknown() })),
+          }),
+        }),
       }),
-    );
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },
-      },
-    );
-    children.push(child);
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const t0 = Date.now();
-    for (;;) {
-      if (child.exitCode !== null)
-        throw new Error(`${name} exited with ${child.exitCode} before it was ready`);
-      if (await probeReady(host, httpPort)) break;
-      if (Date.now() - t0 > 180_000) {
-        const body = await fetch(`http://${host}:${httpPort}/readyz`, { signal: AbortSignal.timeout(3000) })
-          .then((r) => r.text())
-          .catch((err: unknown) => String(err));
-        throw new Error(`${name}: /readyz not 200 within 180 s: ${body}`);
-      }
-      await sleep(100);
-    }
-    const r: Replica = { name, host, httpPort, child, exited, ready: false, polling: false, misses: 0 };
-    balancer.replicas.push(r);
-    // Ready in the balancer's view only from its own next poll, as endpoints follow the probe.
-    return r;
-  };
-
-  for (let i = 0; i < args.replicas; i++) await startReplica();
-  balancer.start(args.pollMs, args.failures);
-  await sleep(args.pollMs * 3);
-
-  const tally: Tally = {
-    ok: 0,
-    failed: 0,
-    truncated: 0,
-    noEndpoint: 0,
-    reasons: new Map(),
-    slowestMs: 0,
-    lastOk: Date.now(),
-    longestStallMs: 0,
-  };
-  let running = true;
-  let seq = 0;
-  const clients = Array.from({ length: args.clients }, async () => {
-    while (running) {
-      const r = balancer.pick();
-      if (!r) {
-        // No ready endpoint: a real client would be refused by the Service's virtual IP.
-        tally.noEndpoint++;
-        await sleep(10);
-        continue;
-      }
-      const t0 = Date.now();
-      const res = await transfer(r.host, echoPort, seq++, args.bytes);
-      const now = Date.now();
-      if (res.outcome === 'ok') {
-        tally.ok++;
-        tally.slowestMs = Math.max(tally.slowestMs, now - t0);
-        tally.longestStallMs = Math.max(tally.longestStallMs, now - tally.lastOk);
-        tally.lastOk = now;
-      } else {
-        if (res.outcome === 'failed') tally.failed++;
-        else tally.truncated++;
-        const key = `${res.outcome} via ${r.name}: ${res.why ?? ''}`;
-        tally.reasons.set(key, (tally.reasons.get(key) ?? 0) + 1);
-      }
-    }
-  });
-
-  const steps: string[] = [];
-  const t0 = Date.now();
-  await sleep(1000); // steady state before the first roll
-  for (let round = 1; round <= args.rounds; round++) {
-    const old = [...balancer.replicas];
-    for (const victim of old) {
-      await startReplica();
-      const sent = Date.now();
-      victim.child.kill('SIGTERM');
-      victim.termAt = sent;
-      if (args.removal === 'terminating') setTimeout(() => balancer.terminate(victim), args.propagationMs);
-      // Readiness must go false at once: the first probe after the signal.
-      await sleep(50);
-      const unready = !(await probeReady(victim.host, victim.httpPort));
-      void victim.exited.then((code) => {
-        steps.push(
-          `round ${round}: ${victim.name} SIGTERM -> ${unready ? 'unready at once' : 'STILL READY after 50 ms'}, exited ${code} after ${((Date.now() - sent) / 1000).toFixed(1)} s; the balancer dropped it ${victim.droppedAt === undefined ? 'never' : `${((victim.droppedAt - sent) / 1000).toFixed(1)} s`} after SIGTERM (drain delay ${args.delay} s)`,
-        );
-        balancer.remove(victim);
-      });
-    }
-    // The rollout is done when every old replica has finished its drain and exited.
-    await Promise.race([
-      Promise.all(old.map((r) => r.exited)),
-      sleep((args.delay + args.timeout + 30) * 1000).then(() => {
-        throw new Error(`round ${round}: an old replica did not exit within its drain plus 30 s`);
-      }),
-    ]);
-  }
-  await sleep(1000); // steady state after the last roll
-  running = false;
-  await Promise.all(clients);
-  balancer.stop();
-  const seconds = (Date.now() - t0) / 1000;
-
-  for (const s of steps) log(s);
-  log(`transfers:        ${tally.ok} ok in ${seconds.toFixed(1)} s (${(tally.ok / seconds).toFixed(0)}/s)`);
-  log(`failed:           ${tally.failed} (target 0)`);
-  log(`truncated:        ${tally.truncated} (target 0)`);
-  log(`no ready replica: ${tally.noEndpoint} picks`);
-  for (const [k, v] of tally.reasons) log(`  ${v} x ${k}`);
-  log(`slowest transfer: ${tally.slowestMs} ms`);
-  log(`longest stall:    ${tally.longestStallMs} ms without a completed transfer`);
+    })
+    .parse(deployment).spec;
+  const drain = z
+    .object({ drain: z.object({ delaySeconds: z.number(), timeoutSeconds: z.number() }) })
+    .parse(
+      parseYaml(
+        z.object({ data: z.record(z.string(), z.string()) }).parse(configMap).data['forwarder.yaml'] ?? '',
+      ),
+    ).drain;
+  const grace = spec.template.spec.terminationGracePeriodSeconds;
   log(
-    `load average at the end: ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
+    `rolling-restart bench (kubesim process-backed pods, chart rendered by helm): node ${process.version}, ${args.clients} clients x ${args.bytes} bytes, ${spec.replicas} replicas, ${args.rounds} rounds, strategy ${JSON.stringify(spec.strategy)}, minReadySeconds ${spec.minReadySeconds ?? 0}, readinessProbe ${JSON.stringify(spec.template.spec.containers[0]?.readinessProbe)}, drain ${drain.delaySeconds} s + ${drain.timeoutSeconds} s, terminationGracePeriodSeconds ${grace}, endpoint propagation ${args.propagationMs} ms (+ poll ${POLL_MS} ms), load average ${load()}`,
   );
-  for (const r of balancer.replicas) r.child.kill('SIGTERM');
-  await Promise.all(balancer.replicas.map((r) => r.exited));
-  await sim.stop();
-  if (tally.failed + tally.truncated > 0) process.exitCode = 2;
+  if (args.propagationMs + POLL_MS >= drain.delaySeconds * 1000)
+    log(
+      `warning: propagation (${args.propagationMs} + ${POLL_MS} ms) is not below the drain delay (${drain.delaySeconds} s): only the forwarder's late-arrival window (at most half of drain.timeoutSeconds) covers it`,
+    );
+
+  const dir = await mkdtemp(join(tmpdir(), 'rolling-bench-'));
+  const pods = new Map<string, PodSeen>();
+  const podsConfig = join(dir, 'kubesim-pods.json');
+  await writeFile(
+    podsConfig,
+    JSON.stringify({ objects: [configMap, secret], dir, namespaces: ['default', NS] }),
+  );
+  // kubesim, its kubelet and the pods' lifecycle run in a process of their own (not on this busy loop).
+  const kubesim = await spawnJson(
+    ['bench/support/kubesim-pods.ts'],
+    { BENCH_PODS_CONFIG: podsConfig },
+    (o) =>
+      typeof o['kubesim'] === 'string' && typeof o['token'] === 'string'
+        ? { url: o['kubesim'], adminToken: o['token'] }
+        : undefined,
+  );
+  const sim: Api = kubesim.value;
+  const exitLine = z.object({
+    exit: z.string(),
+    code: z.number().nullable(),
+    signal: z.string().nullable(),
+    at: z.number(),
+  });
+  createInterface({ input: kubesim.child.stdout! }).on('line', (line) => {
+    let parsed: z.infer<typeof exitLine>;
+    try {
+      parsed = exitLine.parse(JSON.parse(line));
+    } catch {
+      return;
+    }
+    const info = pods.get(parsed.exit) ?? { name: parsed.exit };
+    pods.set(parsed.exit, info);
+    info.exit = parsed.signal ? `killed by ${parsed.signal}` : `exited ${parsed.code}`;
+    info.exitAt = parsed.at;
+  });
+  try {
+    const echoPort = await freePortInRange(10_000, 19_999);
+    const url = parseEndpointUrl(ECHO_URL);
+    if (!url.ok) throw new Error(url.message);
+    await createInternalService(sim, {
+      identity: IDENTITY,
+      name: 'ep-rolling',
+      endpointId: 'ep_rolling',
+      groupPorts: [{ url: url.value, forwarderPort: echoPort }],
+    });
+    for (const obj of [configMap, secret, deployment]) {
+      const path =
+        obj.kind === 'Deployment'
+          ? `/apis/apps/v1/namespaces/${NS}/deployments`
+          : `/api/v1/namespaces/${NS}/${obj.kind === 'Secret' ? 'secrets' : 'configmaps'}`;
+      await apiJson(sim, 'POST', path, obj);
+    }
+    const deployPath = `/apis/apps/v1/namespaces/${NS}/deployments/${deploymentName}`;
+    /** kubectl rollout status: the controller saw this generation and every pod is updated and available. */
+    const rolledOut = async (generation: number) => {
+      const d = deploymentSchema.parse(await apiJson(sim, 'GET', deployPath));
+      const s = d.status ?? {};
+      return (s.observedGeneration ?? 0) >= generation &&
+        s.updatedReplicas === d.spec.replicas &&
+        s.replicas === d.spec.replicas &&
+        s.availableReplicas === d.spec.replicas
+        ? d
+        : undefined;
+    };
+    const t0 = Date.now();
+    await waitFor('the first rollout', 180_000, () => rolledOut(1));
+    log(
+      `first rollout (pods started, Ready, minReadySeconds passed): ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
+
+    const balancer = new Balancer(sim, args.propagationMs, pods);
+    balancer.start();
+    await waitFor('the balancer to choose every pod', 30_000, async () =>
+      balancer.size() === spec.replicas ? true : undefined,
+    );
+
+    const tally: Tally = {
+      ok: 0,
+      failed: 0,
+      truncated: 0,
+      noEndpoint: 0,
+      reasons: new Map(),
+      slowestMs: 0,
+      lastOk: Date.now(),
+      longestStallMs: 0,
+    };
+    let running = true;
+    let seq = 0;
+    const clients = Array.from({ length: args.clients }, async () => {
+      while (running) {
+        const p = balancer.pick();
+        if (!p) {
+          // No ready endpoint: a real client would be refused by the Service's virtual IP.
+          tally.noEndpoint++;
+          await sleep(10);
+          continue;
+        }
+        const start = Date.now();
+        const res = await transfer(p.ip, echoPort, seq++, args.bytes);
+        const now = Date.now();
+        if (res.outcome === 'ok') {
+          tally.ok++;
+          tally.slowestMs = Math.max(tally.slowestMs, now - start);
+          tally.longestStallMs = Math.max(tally.longestStallMs, now - tally.lastOk);
+          tally.lastOk = now;
+        } else {
+          if (res.outcome === 'failed') tally.failed++;
+          else tally.truncated++;
+          const key = `${res.outcome} via ${p.name}: ${res.why ?? ''}`;
+          tally.reasons.set(key, (tally.reasons.get(key) ?? 0) + 1);
+        }
+      }
+    });
+
+    const rolls: string[] = [];
+    const tLoad = Date.now();
+    await sleep(1000); // steady state before the first roll
+    for (let round = 1; round <= args.rounds; round++) {
+      const before = new Set([...pods.values()].filter((p) => p.goneAt === undefined).map((p) => p.name));
+      const sent = Date.now();
+      // What `kubectl rollout restart` sends.
+      const patched = deploymentSchema.parse(
+        await apiJson(
+          sim,
+          'PATCH',
+          deployPath,
+          {
+            spec: {
+              template: {
+                metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } },
+              },
+            },
+          },
+          'application/strategic-merge-patch+json',
+        ),
+      );
+      const limit = (grace + 60) * 1000 * spec.replicas + 120_000;
+      await waitFor(`round ${round}: rollout`, limit, () => rolledOut(patched.metadata.generation ?? 1));
+      const rolledAt = Date.now();
+      await waitFor(`round ${round}: the old pods gone`, limit, async () =>
+        [...before].every((n) => pods.get(n)?.goneAt !== undefined) ? true : undefined,
+      );
+      const goneAt = Date.now();
+      rolls.push(
+        `round ${round}: rollout complete (kubectl rollout status) ${((rolledAt - sent) / 1000).toFixed(1)} s after the restart, old pods gone after ${((goneAt - sent) / 1000).toFixed(1)} s`,
+      );
+      for (const name of before) {
+        const p = pods.get(name);
+        if (!p?.terminatingAt) continue;
+        const at = (t: number | undefined) =>
+          t === undefined ? 'never' : `${((t - p.terminatingAt!) / 1000).toFixed(1)} s`;
+        rolls.push(
+          `  ${name} (${p.ip ?? '?'}): terminating -> unready in kubesim ${at(p.unreadyAt)}, dropped by the balancer ${at(p.droppedAt)}, process ${p.exit ?? 'still running'} ${at(p.exitAt)}, object gone ${at(p.goneAt)}`,
+        );
+      }
+    }
+    await sleep(1000); // steady state after the last roll
+    running = false;
+    await Promise.all(clients);
+    balancer.stop();
+    const seconds = (Date.now() - tLoad) / 1000;
+
+    for (const r of rolls) log(r);
+    log(`transfers:        ${tally.ok} ok in ${seconds.toFixed(1)} s (${(tally.ok / seconds).toFixed(0)}/s)`);
+    log(`failed:           ${tally.failed} (target 0)`);
+    log(`truncated:        ${tally.truncated} (target 0)`);
+    log(`no ready pod:     ${tally.noEndpoint} picks`);
+    for (const [k, v] of tally.reasons) log(`  ${v} x ${k}`);
+    log(`slowest transfer: ${tally.slowestMs} ms`);
+    log(`longest stall:    ${tally.longestStallMs} ms without a completed transfer`);
+    log(`load average at the end: ${load()}`);
+    if (tally.failed + tally.truncated > 0) process.exitCode = 2;
+  } finally {
+    // kubesim ends every pod process (SIGTERM, SIGKILL after 2 s) before it exits.
+    const exited = new Promise<void>((r) => kubesim.child.once('exit', () => r()));
+    kubesim.child.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000)]);
+  }
 }
 
 main()

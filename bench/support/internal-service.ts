@@ -8,7 +8,7 @@ import type { Kubesim } from '../../src/kubesim/index.js';
  * benchmark needs no controller: the forwarder listens on `groupPorts`.
  */
 export async function createInternalService(
-  sim: Kubesim,
+  sim: Pick<Kubesim, 'url' | 'adminToken'>,
   opts: { identity: InstallIdentity; name: string; endpointId: string; groupPorts: GroupPort[] },
 ): Promise<void> {
   const first = opts.groupPorts[0];

@@ -110,8 +110,8 @@ function writeOptions(kind: 'CreateOptions' | 'UpdateOptions', q: WriteQuery): R
   };
 }
 
-function nowSeconds(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+function nowSeconds(ms = Date.now()): string {
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 export class ResourceHandlers {
@@ -317,6 +317,17 @@ export class ResourceHandlers {
     if (!old) throw errors.notFound(def, name);
     checkPreconditions(def, old, pre?.resourceVersion, pre?.uid);
     this.admit(def, 'DELETE', null, old, ctx, warnings, { options, dryRun: false, name });
+    const grace = def.gracefulDeleteSeconds?.(old, opts.data.gracePeriodSeconds);
+    if (grace !== undefined && grace > 0) {
+      // Graceful deletion: marked now, removed by whoever runs the object (a shorter grace
+      // period in a later delete moves the deadline closer, a longer one is ignored).
+      const current = old.metadata.deletionGracePeriodSeconds;
+      if (old.metadata.deletionTimestamp && typeof current === 'number' && current <= grace)
+        return { status: 200, body: old, warnings };
+      old.metadata.deletionTimestamp = nowSeconds(Date.now() + grace * 1000);
+      old.metadata.deletionGracePeriodSeconds = grace;
+      return { status: 200, body: this.store.put(res, old), warnings };
+    }
     if ((old.metadata.finalizers as string[] | undefined)?.length) {
       // Finalizers hold the object: it only gets a deletionTimestamp until they are removed.
       if (!old.metadata.deletionTimestamp) {
@@ -507,9 +518,11 @@ export class ResourceHandlers {
     if (
       def !== this.namespaces &&
       next.metadata.deletionTimestamp &&
-      !(next.metadata.finalizers as string[] | undefined)?.length
+      !(next.metadata.finalizers as string[] | undefined)?.length &&
+      !((next.metadata.deletionGracePeriodSeconds as number | undefined) ?? 0)
     ) {
-      // The last finalizer is gone from an object being deleted: the delete completes now.
+      // The last finalizer is gone from an object being deleted: the delete completes now (a
+      // graceful deletion still running completes when whoever runs the object removes it).
       const removed = this.store.put(res, next);
       this.store.remove(res, objectKey(next));
       def.afterDelete?.(removed);

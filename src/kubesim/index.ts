@@ -18,6 +18,7 @@ import { buildRegistry } from './kinds.js';
 import { KubesimServer } from './server.js';
 import { Store } from './store.js';
 import { WatchHub } from './watch.js';
+import { startWorkloads, type PodRunner, type Workloads } from './workloads/index.js';
 
 /**
  * kubesim: a local Kubernetes API server simulator for tests and the demo. It serves
@@ -34,6 +35,7 @@ export { allowedByRules } from './auth.js';
 export { BOOTSTRAP_POLICY, rbacRulesFor } from './rbac.js';
 export { servedKinds } from './kinds.js';
 export type { FailRequestsRule, KubesimFaults } from './faults.js';
+export type { PodContainer, PodRunContext, PodRunner } from './workloads/index.js';
 
 export interface KubesimOptions {
   /** Default 127.0.0.1. */
@@ -62,6 +64,16 @@ export interface KubesimOptions {
   /** Serve HTTPS with the development certificate (needed by kubectl, which sends no token over HTTP). */
   tls?: boolean;
   logger?: Logger;
+  /**
+   * Opt-in process-backed workloads: serves core/v1 Pods, runs a Deployment controller (pods
+   * named and labelled as a ReplicaSet's, RollingUpdate and Recreate) and a kubelet that starts
+   * each Pod's container through this runner with its own loopback pod IP, probes its
+   * readinessProbe, and deletes pods gracefully (SIGTERM, SIGKILL after the grace period). Off
+   * by default: without it there are no Pods and Deployments are stored only. See docs/kubesim.md.
+   */
+  podRunner?: PodRunner;
+  /** On stop(): how long pod processes get between SIGTERM and SIGKILL; default 2000. */
+  podStopGraceMs?: number;
 }
 
 export interface Kubesim {
@@ -100,7 +112,11 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     serviceAccounts,
     rbac: rbacDefs,
     policies: policyDefs,
-  } = buildRegistry(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator());
+    deployments,
+    pods,
+  } = buildRegistry(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator(), {
+    pods: opts.podRunner !== undefined,
+  });
 
   const lifecycle = new NamespaceLifecycle(
     store,
@@ -145,6 +161,11 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
   }
 
+  const workloads: Workloads | undefined =
+    opts.podRunner && pods
+      ? startWorkloads({ store, handlers, deployments, pods, runner: opts.podRunner, log })
+      : undefined;
+
   const cert = opts.tls ? await devCertificate() : undefined;
   const server = new KubesimServer(
     {
@@ -187,6 +208,7 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
       if (stopped) return;
       stopped = true;
       lifecycle.stop();
+      await workloads?.stop(opts.podStopGraceMs ?? 2000);
       watches.dispose();
       await server.close();
     },

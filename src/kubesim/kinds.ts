@@ -14,6 +14,7 @@ import {
   roleResource,
 } from './resources/rbac.js';
 import { apiVersionOf, Registry, type ResourceDef } from './resources/registry.js';
+import { podResource } from './resources/pods.js';
 import { reviewResources } from './resources/reviews.js';
 import { serviceResource } from './resources/services.js';
 import {
@@ -24,8 +25,11 @@ import {
 } from './resources/workloads.js';
 
 /** Every kind kubesim serves, registered in discovery order (core first, then each group). */
-export function buildRegistry(ips: IpAllocator, ports: PortAllocator) {
+export function buildRegistry(ips: IpAllocator, ports: PortAllocator, opts: { pods?: boolean } = {}) {
   const registry = new Registry();
+  const deployments = deploymentResource();
+  // Pods are served only with process-backed workloads: nothing runs them otherwise.
+  const pods = opts.pods ? podResource() : undefined;
   const namespaces = namespaceResource();
   const serviceAccounts = serviceAccountResource();
   const rbac = {
@@ -41,6 +45,7 @@ export function buildRegistry(ips: IpAllocator, ports: PortAllocator) {
   for (const def of [
     namespaces,
     serviceResource(ips, ports),
+    ...(pods ? [pods] : []),
     coreEventResource(),
     leaseResource(),
     eventsV1Resource(),
@@ -48,7 +53,7 @@ export function buildRegistry(ips: IpAllocator, ports: PortAllocator) {
     secretResource(),
     configMapResource(),
     ...Object.values(rbac),
-    deploymentResource(),
+    deployments,
     jobResource(),
     podDisruptionBudgetResource(),
     networkPolicyResource(),
@@ -57,7 +62,7 @@ export function buildRegistry(ips: IpAllocator, ports: PortAllocator) {
     ...reviewResources(),
   ])
     registry.add(def);
-  return { registry, namespaces, serviceAccounts, rbac, policies };
+  return { registry, namespaces, serviceAccounts, rbac, policies, deployments, pods };
 }
 
 /** One served resource as `kubectl api-resources` would show it. */

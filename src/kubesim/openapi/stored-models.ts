@@ -21,6 +21,7 @@ import {
   networkPolicyObjectSchema,
   pdbObjectSchema,
 } from '../resources/workload-schema.js';
+import { podObjectSchema } from '../resources/pod-schema.js';
 import { KIND_MODELS, kindModel, listModel } from './models.js';
 
 /**
@@ -116,6 +117,15 @@ export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; li
     'ClusterRoleBinding',
     roleBindingObjectSchema,
     'ClusterRoleBinding references a ClusterRole, but not contain it.',
+  ),
+  // Documented only where served: with process-backed workloads (podRunner).
+  '/v1/Pod': stored(
+    'core',
+    '',
+    'v1',
+    'Pod',
+    podObjectSchema,
+    'Pod is a collection of containers that can run on a host.',
   ),
   'apps/v1/Deployment': stored(
     'apps',

@@ -49,6 +49,13 @@ export interface ResourceDef {
   afterUpdate?: (obj: KubeObject, old: KubeObject) => void;
   /** Releases whatever the object held (after a delete, including namespace cascades). */
   afterDelete?: (obj: KubeObject) => void;
+  /**
+   * rest.RESTGracefulDeleteStrategy: the grace period of a delete (the request's
+   * gracePeriodSeconds, if any, is passed). Above 0 the delete only marks the object terminating
+   * (deletionTimestamp, deletionGracePeriodSeconds) and whoever runs it removes it later (pods and
+   * the kubelet); 0 or undefined removes it at once.
+   */
+  gracefulDeleteSeconds?: (obj: KubeObject, requested: number | undefined) => number;
   /** Strategic-merge-patch merge keys of the kind's lists (beyond ObjectMeta's); see strategic-merge.ts. */
   mergeKeys?: MergeKeys;
   /**

@@ -1,0 +1,45 @@
+import type { Logger } from '../../log/logger.js';
+import type { ResourceHandlers } from '../handlers.js';
+import type { ResourceDef } from '../resources/registry.js';
+import type { Store } from '../store.js';
+import { DeploymentController } from './deployment-controller.js';
+import { Kubelet } from './kubelet.js';
+import type { PodRunner } from './runner.js';
+
+export type { PodContainer, PodRunContext, PodRunner } from './runner.js';
+
+/**
+ * kubesim's opt-in process-backed workloads: a kubelet running Pods as child processes and a
+ * Deployment controller creating and rolling them. Started only when a PodRunner is given.
+ */
+export interface Workloads {
+  /** Stops the controllers, then every pod process (SIGTERM, SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function startWorkloads(deps: {
+  store: Store;
+  handlers: ResourceHandlers;
+  deployments: ResourceDef;
+  pods: ResourceDef;
+  runner: PodRunner;
+  log: Logger;
+}): Workloads {
+  const kubelet = new Kubelet(deps.store, deps.handlers, deps.pods, deps.runner, deps.log);
+  const controller = new DeploymentController(
+    deps.store,
+    deps.handlers,
+    deps.deployments,
+    deps.pods,
+    kubelet,
+    deps.log,
+  );
+  kubelet.start();
+  controller.start();
+  return {
+    async stop(graceMs) {
+      controller.stop();
+      await kubelet.stop(graceMs);
+    },
+  };
+}

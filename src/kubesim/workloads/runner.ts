@@ -1,0 +1,32 @@
+import type { ChildProcess } from 'node:child_process';
+import type { KubeObject } from '../types.js';
+
+/**
+ * The seam between kubesim's kubelet and a real process: a caller-supplied function that starts
+ * one Pod's container as a child process. kubesim owns the lifecycle from then on (probes,
+ * SIGTERM, SIGKILL after the grace period, removal when it has exited), so the runner must return
+ * the process that does the work itself, not a wrapper shell that would outlive a SIGKILL.
+ */
+
+export interface PodContainer {
+  name: string;
+  command?: string[];
+  args?: string[];
+  /** The container's env, resolved (value, fieldRef, configMapKeyRef, secretKeyRef). */
+  env: Record<string, string>;
+  ports: { name?: string; containerPort: number }[];
+}
+
+export interface PodRunContext {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** The loopback address kubesim gave the pod (127.0.1.x upwards): listen there. */
+  podIP: string;
+  /** The first container of the pod's spec (kubesim runs one container per pod). */
+  container: PodContainer;
+  /** The Pod as stored when it was started (volumes, annotations, ... for the runner to map). */
+  pod: KubeObject;
+}
+
+export type PodRunner = (ctx: PodRunContext) => ChildProcess;
