@@ -9,6 +9,7 @@
  * other side (RST), so a client never reads a cut stream as a complete one.
  */
 import type { Socket } from 'node:net';
+import { Cancellation, type CancelSignal } from '../api/ingress/cancel.js';
 import { IngressError } from '../api/ingress/dialer.js';
 import type { IngressSource } from '../api/ingress/protocol.js';
 import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
@@ -57,7 +58,7 @@ export interface IngressRoute {
     url: string,
     source: IngressSource | undefined,
     timeoutMs: number,
-    signal: AbortSignal,
+    signal: CancelSignal,
   ): Promise<Socket>;
 }
 
@@ -90,7 +91,7 @@ function plainIp(addr: string | undefined): string | undefined {
 
 export class ForwardedConnection {
   private readonly started = performance.now();
-  private readonly abort = new AbortController();
+  private readonly abort = new Cancellation();
   private upstream: Socket | undefined;
   private outcome: Outcome | undefined;
   private code: string | undefined;
@@ -177,7 +178,7 @@ export class ForwardedConnection {
     if (this.dialStarted || this.outcome) return;
     this.dialStarted = true;
     const { ctx } = this;
-    const signal = this.abort.signal;
+    const signal = this.abort;
     const dialStart = performance.now();
     const deadline = dialStart + ctx.limits.prefaceTimeoutMs;
     const source = plainIp(this.client.remoteAddress);
@@ -240,7 +241,7 @@ export class ForwardedConnection {
           this.refuse(e.fromIngress ? 'refused' : 'dial_failed');
           return;
         }
-        await sleep(d.delayMs, signal);
+        await sleep(d.delayMs, signal.toAbortSignal());
         if (this.outcome) return;
         continue;
       }
