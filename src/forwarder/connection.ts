@@ -102,6 +102,9 @@ export class ForwardedConnection {
   private holdsSilentSlot = false;
   private aborted = false;
   private finished = false;
+  /** Bytes moved on both sockets at the last idle sweep, and when they last changed. */
+  private lastBytes = 0;
+  private lastActive = this.started;
   private resolveDone!: () => void;
   /** Resolves once the connection is over and accounted for. */
   readonly done: Promise<void> = new Promise((r) => (this.resolveDone = r));
@@ -121,7 +124,6 @@ export class ForwardedConnection {
   /** Starts serving; the client socket must be paused (the server uses pauseOnConnect). */
   start(): void {
     const { client, ctx } = this;
-    client.setTimeout(ctx.limits.idleTimeoutMs, () => this.abortBoth('idle_timeout'));
     client.on('readable', this.onReadable);
     if (ctx.dialOn === 'accept' && ctx.silent.tryAcquire()) {
       this.holdsSilentSlot = true;
@@ -139,6 +141,22 @@ export class ForwardedConnection {
   buffered(): number {
     const sides = this.upstream ? [this.client, this.upstream] : [this.client];
     return sides.reduce((n, s) => n + s.writableLength + s.readableLength, 0);
+  }
+
+  /**
+   * Called by the listeners' idle sweep (one timer for every connection, instead of a timer per
+   * socket refreshed on every read and write): no byte in either direction on either socket for
+   * `limits.idleTimeoutMs` resets both sides.
+   */
+  checkIdle(now: number): void {
+    if (this.aborted || this.finished) return;
+    const { client, upstream } = this;
+    const bytes =
+      client.bytesRead + client.bytesWritten + (upstream ? upstream.bytesRead + upstream.bytesWritten : 0);
+    if (bytes !== this.lastBytes) {
+      this.lastBytes = bytes;
+      this.lastActive = now;
+    } else if (now - this.lastActive >= this.ctx.limits.idleTimeoutMs) this.abortBoth('idle_timeout');
   }
 
   /** Resets both sides now (end of a drain, or a hard stop). */
@@ -258,7 +276,7 @@ export class ForwardedConnection {
   }
 
   private pipe(upstream: Socket): void {
-    const { client, ctx } = this;
+    const { client } = this;
     // Closed while the dial was on its way back: its 'close' may be gone already.
     if (upstream.destroyed) {
       this.abortBoth('ingress_error', 'the ingress connection closed before piping');
@@ -293,7 +311,6 @@ export class ForwardedConnection {
       if (!upstreamEnded) this.abortBoth('ingress_error', 'closed without an end of stream');
       onClose();
     });
-    upstream.setTimeout(ctx.limits.idleTimeoutMs, () => this.abortBoth('idle_timeout'));
     client.setNoDelay(true);
     client.off('readable', this.onReadable);
     if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());
