@@ -210,10 +210,7 @@ export class ForwardedConnection {
         this.refuse('no_ingress');
         return;
       }
-      const turn = ctx.gate.acquire(signal, deadline - performance.now());
-      ctx.metrics.dialsWaiting.set(ctx.gate.waiting);
-      const release = await turn;
-      ctx.metrics.dialsWaiting.set(ctx.gate.waiting);
+      const release = await ctx.gate.acquire(signal, deadline - performance.now());
       if (this.outcome) {
         release?.();
         return;

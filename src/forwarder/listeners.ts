@@ -116,6 +116,7 @@ export class ListenerSet {
 
   constructor(private readonly opts: ListenerSetOptions) {
     this.gate = new DialGate(opts.limits.maxConcurrentDials);
+    opts.metrics.tally.dialsWaiting = () => this.gate.waiting;
   }
 
   /** Makes the listeners match `routes`. Synchronous; binding completes in the background. */
