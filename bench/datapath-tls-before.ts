@@ -7,7 +7,12 @@
  * per connection, the medians, every pair's ratio and the load average with every figure.
  *
  *   git worktree add /tmp/before 53265ec   # the forwarder before #15 (node_modules: a symlink)
- *   npx tsx bench/datapath-tls-before.ts --before /tmp/before [--conns 2000 --concurrency 32 --pairs 3]
+ *   npx tsx bench/datapath-tls-before.ts --before /tmp/before [--conns 2000 --concurrency 32 --pairs 3 --ingress tls|plain]
+ *
+ * The minimal relay (`bench/datapath-roles.ts relay`, the ceiling for a Node process doing the
+ * same hop; over TLS with a cached context and resumption) takes its turn in every round too.
+ * `--ingress plain` runs the same over plain TCP: any two versions of the forwarder, e.g. a
+ * change to its per-connection path against the commit before it.
  *
  * The old forwarder took the ingress address from an annotation on the internal Service, or from
  * `ingress.address` in its config (used here); its config shape is otherwise the same as now for
@@ -31,6 +36,7 @@ const Args = z.object({
   conns: z.coerce.number().int().min(100).max(100_000).default(2000),
   concurrency: z.coerce.number().int().min(1).max(256).default(32),
   pairs: z.coerce.number().int().min(1).max(20).default(3),
+  ingress: z.enum(['tls', 'plain']).default('tls'),
 });
 const args = parseBenchArgs('bench/datapath-tls-before.ts', Args);
 
@@ -44,7 +50,8 @@ function log(line: string): void {
 }
 const fmt = (n: number, digits = 0): string => n.toFixed(digits);
 
-type Side = 'before' | 'after';
+type Side = 'relay' | 'before' | 'after';
+const SIDES: readonly Side[] = ['relay', 'before', 'after'];
 
 async function main(): Promise<void> {
   const beforeCli = join(args.before, 'src/cli/main.ts');
@@ -55,18 +62,19 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const tls = args.ingress === 'tls';
   log(
-    `datapath TLS before/after: node ${process.version}, ${args.conns} connections x${args.concurrency} per side per pair, ${args.pairs} pairs; before = ${args.before}; load average ${await loadAverage()}`,
+    `datapath ${tls ? 'TLS' : 'plain TCP'} before/after: node ${process.version}, ${args.conns} connections x${args.concurrency} per side per pair, ${args.pairs} pairs; before = ${args.before}; load average ${await loadAverage()}`,
   );
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
     typeof o['echo'] === 'number' ? { echo: o['echo'] } : undefined,
   );
   const ing = await spawnJson(
-    ['bench/datapath-roles.ts', 'ingress-tls'],
+    ['bench/datapath-roles.ts', tls ? 'ingress-tls' : 'ingress'],
     { BENCH_API_KEY: API_KEY, BENCH_AUTHTOKEN: AUTHTOKEN },
     (o) =>
       typeof o['ingress'] === 'string'
-        ? { api: o['api'] as string, ingress: o['ingress'], ca: String(o['ca']) }
+        ? { api: o['api'] as string, ingress: o['ingress'], ca: typeof o['ca'] === 'string' ? o['ca'] : '' }
         : undefined,
   );
   const res = await request(`${ing.value.api}/endpoints`, {
@@ -112,7 +120,9 @@ async function main(): Promise<void> {
         releaseName: identity.release,
         operatorNamespace: NS,
         listenHost: '127.0.0.1',
-        ingress: { tls: true, address: ing.value.ingress, caFile },
+        ingress: tls
+          ? { tls: true, address: ing.value.ingress, caFile }
+          : { tls: false, address: ing.value.ingress },
         http: { listen: '127.0.0.1:0' },
         limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
         drain: { delaySeconds: 0, timeoutSeconds: 1 },
@@ -131,20 +141,26 @@ async function main(): Promise<void> {
     sides[side] = { port, pid: fwd.child.pid!, exited: () => exited };
   }
 
-  for (const side of ['before', 'after'] as const)
+  const relay = await spawnJson(
+    ['bench/datapath-roles.ts', 'relay', ing.value.ingress, ECHO_URL, tls ? 'tls-cached' : 'plain', caFile],
+    {},
+    (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
+  );
+  sides.relay = { port: relay.value, pid: relay.child.pid!, exited: () => false };
+  for (const side of SIDES)
     await bounded(`warm-up ${side}`, connectionRate(sides[side].port, 200, args.concurrency));
 
-  const rates: Record<Side, number[]> = { before: [], after: [] };
-  const cpu: Record<Side, number> = { before: 0, after: 0 };
+  const rates: Record<Side, number[]> = { relay: [], before: [], after: [] };
+  const cpu: Record<Side, number> = { relay: 0, before: 0, after: 0 };
   for (let i = 0; i < args.pairs; i++) {
-    // The order alternates too, so neither side always runs right after the other.
-    const order: Side[] = i % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
+    // The order rotates too, so no side always runs right after another.
+    const order = [...SIDES.slice(i % 3), ...SIDES.slice(0, i % 3)];
     for (const side of order) {
       const s = sides[side];
       const c0 = await cpuSeconds(s.pid);
       let rate: number;
       try {
-        rate = await bounded(`TLS ${side}`, connectionRate(s.port, args.conns, args.concurrency));
+        rate = await bounded(`${args.ingress} ${side}`, connectionRate(s.port, args.conns, args.concurrency));
       } catch (err) {
         const why = s.exited() ? 'the forwarder process exited' : String(err);
         throw new Error(`pair ${i + 1}, forwarder ${side}: ${why}`, { cause: err });
@@ -159,12 +175,17 @@ async function main(): Promise<void> {
   }
   const m = { before: median(rates.before), after: median(rates.after) };
   const perConn = (side: Side) => (cpu[side] / (args.conns * args.pairs)) * 1e6;
+  const name = tls ? 'TLS connections' : 'plain connections';
+  const relayRate = median(rates.relay);
   const pairRatios = rates.after.map((a, i) => fmt(a / rates.before[i]!, 2)).join(' ');
   log(
-    `TLS connections forwarder before #15: ${fmt(m.before)}/s; now ${fmt(m.after)}/s  ratio ${fmt(m.after / m.before, 2)}x (target >= 2x; medians of ${args.pairs} alternating pairs of ${args.conns}, pair ratios ${pairRatios}; load average ${await loadAverage()})`,
+    `${name} forwarder before: ${fmt(m.before)}/s; now ${fmt(m.after)}/s  ratio ${fmt(m.after / m.before, 2)}x (${tls ? 'target >= 2x against the forwarder before #15; ' : ''}medians of ${args.pairs} alternating pairs of ${args.conns}, pair ratios ${pairRatios}; load average ${await loadAverage()})`,
   );
   log(
-    `  forwarder CPU per TLS connection: before ${fmt(perConn('before'))} us; now ${fmt(perConn('after'))} us  ratio ${fmt(perConn('before') / perConn('after'), 2)}x (before / now)`,
+    `  forwarder CPU per connection: before ${fmt(perConn('before'))} us; now ${fmt(perConn('after'))} us  ratio ${fmt(perConn('before') / perConn('after'), 2)}x (before / now)`,
+  );
+  log(
+    `  relay ${fmt(relayRate)}/s, CPU ${fmt(perConn('relay'))} us per connection: forwarder now ${fmt(m.after / relayRate, 2)}x the relay's rate (target >= 0.9x), before ${fmt(m.before / relayRate, 2)}x; CPU relay / forwarder now ${fmt(perConn('relay') / perConn('after'), 2)}, before ${fmt(perConn('relay') / perConn('before'), 2)}`,
   );
   await sim.stop();
 }
