@@ -3,15 +3,20 @@ import { spawn, type ChildProcess } from 'node:child_process';
 /** Every process the benchmarks spawned, so they can be killed at the end. */
 export const children: ChildProcess[] = [];
 
-/** Spawns a process and resolves with its first stdout line that parses as JSON and passes `pick`. */
+/**
+ * Spawns a process and resolves with its first stdout line that parses as JSON and passes `pick`.
+ * `cwd` runs it from another tree (e.g. an older checkout of the project, for a before/after run).
+ */
 export function spawnJson<T>(
   argv: string[],
   env: Record<string, string>,
   pick: (o: Record<string, unknown>) => T | undefined,
+  opts: { cwd?: string } = {},
 ): Promise<{ child: ChildProcess; value: T }> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   children.push(child);
   return new Promise((resolve, reject) => {

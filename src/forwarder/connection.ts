@@ -9,6 +9,7 @@
  * other side (RST), so a client never reads a cut stream as a complete one.
  */
 import type { Socket } from 'node:net';
+import { Cancellation, type CancelSignal } from '../api/ingress/cancel.js';
 import { IngressError } from '../api/ingress/dialer.js';
 import type { IngressSource } from '../api/ingress/protocol.js';
 import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
@@ -57,7 +58,7 @@ export interface IngressRoute {
     url: string,
     source: IngressSource | undefined,
     timeoutMs: number,
-    signal: AbortSignal,
+    signal: CancelSignal,
   ): Promise<Socket>;
 }
 
@@ -90,7 +91,7 @@ function plainIp(addr: string | undefined): string | undefined {
 
 export class ForwardedConnection {
   private readonly started = performance.now();
-  private readonly abort = new AbortController();
+  private readonly abort = new Cancellation();
   private upstream: Socket | undefined;
   private outcome: Outcome | undefined;
   private code: string | undefined;
@@ -101,6 +102,9 @@ export class ForwardedConnection {
   private holdsSilentSlot = false;
   private aborted = false;
   private finished = false;
+  /** Bytes moved on both sockets at the last idle sweep, and when they last changed. */
+  private lastBytes = 0;
+  private lastActive = this.started;
   private resolveDone!: () => void;
   /** Resolves once the connection is over and accounted for. */
   readonly done: Promise<void> = new Promise((r) => (this.resolveDone = r));
@@ -120,7 +124,6 @@ export class ForwardedConnection {
   /** Starts serving; the client socket must be paused (the server uses pauseOnConnect). */
   start(): void {
     const { client, ctx } = this;
-    client.setTimeout(ctx.limits.idleTimeoutMs, () => this.abortBoth('idle_timeout'));
     client.on('readable', this.onReadable);
     if (ctx.dialOn === 'accept' && ctx.silent.tryAcquire()) {
       this.holdsSilentSlot = true;
@@ -138,6 +141,22 @@ export class ForwardedConnection {
   buffered(): number {
     const sides = this.upstream ? [this.client, this.upstream] : [this.client];
     return sides.reduce((n, s) => n + s.writableLength + s.readableLength, 0);
+  }
+
+  /**
+   * Called by the listeners' idle sweep (one timer for every connection, instead of a timer per
+   * socket refreshed on every read and write): no byte in either direction on either socket for
+   * `limits.idleTimeoutMs` resets both sides.
+   */
+  checkIdle(now: number): void {
+    if (this.aborted || this.finished) return;
+    const { client, upstream } = this;
+    const bytes =
+      client.bytesRead + client.bytesWritten + (upstream ? upstream.bytesRead + upstream.bytesWritten : 0);
+    if (bytes !== this.lastBytes) {
+      this.lastBytes = bytes;
+      this.lastActive = now;
+    } else if (now - this.lastActive >= this.ctx.limits.idleTimeoutMs) this.abortBoth('idle_timeout');
   }
 
   /** Resets both sides now (end of a drain, or a hard stop). */
@@ -177,7 +196,7 @@ export class ForwardedConnection {
     if (this.dialStarted || this.outcome) return;
     this.dialStarted = true;
     const { ctx } = this;
-    const signal = this.abort.signal;
+    const signal = this.abort;
     const dialStart = performance.now();
     const deadline = dialStart + ctx.limits.prefaceTimeoutMs;
     const source = plainIp(this.client.remoteAddress);
@@ -191,10 +210,7 @@ export class ForwardedConnection {
         this.refuse('no_ingress');
         return;
       }
-      const turn = ctx.gate.acquire(signal, deadline - performance.now());
-      ctx.metrics.dialsWaiting.set(ctx.gate.waiting);
-      const release = await turn;
-      ctx.metrics.dialsWaiting.set(ctx.gate.waiting);
+      const release = await ctx.gate.acquire(signal, deadline - performance.now());
       if (this.outcome) {
         release?.();
         return;
@@ -240,7 +256,7 @@ export class ForwardedConnection {
           this.refuse(e.fromIngress ? 'refused' : 'dial_failed');
           return;
         }
-        await sleep(d.delayMs, signal);
+        await sleep(d.delayMs, signal.toAbortSignal());
         if (this.outcome) return;
         continue;
       }
@@ -257,7 +273,7 @@ export class ForwardedConnection {
   }
 
   private pipe(upstream: Socket): void {
-    const { client, ctx } = this;
+    const { client } = this;
     // Closed while the dial was on its way back: its 'close' may be gone already.
     if (upstream.destroyed) {
       this.abortBoth('ingress_error', 'the ingress connection closed before piping');
@@ -292,7 +308,6 @@ export class ForwardedConnection {
       if (!upstreamEnded) this.abortBoth('ingress_error', 'closed without an end of stream');
       onClose();
     });
-    upstream.setTimeout(ctx.limits.idleTimeoutMs, () => this.abortBoth('idle_timeout'));
     client.setNoDelay(true);
     client.off('readable', this.onReadable);
     if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());

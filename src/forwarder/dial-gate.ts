@@ -1,3 +1,5 @@
+import type { CancelSignal } from '../api/ingress/cancel.js';
+
 /**
  * Bounds the ingress connections being opened at once. A burst of clients would otherwise open
  * as many TLS handshakes as there are clients, and the ingress, which caps handshakes per source
@@ -24,7 +26,7 @@ export class DialGate {
    * Resolves with the release function once a slot is free, or undefined when `signal` aborts or
    * `timeoutMs` passes first. Release exactly once.
    */
-  acquire(signal: AbortSignal, timeoutMs: number): Promise<(() => void) | undefined> {
+  acquire(signal: CancelSignal, timeoutMs: number): Promise<(() => void) | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     if (this.running < this.max) {
       this.running++;

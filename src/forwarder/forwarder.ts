@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { connectThroughIngress, IngressError } from '../api/ingress/dialer.js';
+import type { CancelSignal } from '../api/ingress/cancel.js';
 import { resetSocket } from '../api/ingress/reset.js';
 import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
 import { installRecordName, recordedInternalOf } from '../binding/install-record.js';
@@ -118,7 +119,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     url: string,
     source: { ip: string } | undefined,
     timeoutMs: number,
-    signal: AbortSignal,
+    signal: CancelSignal,
     address: string,
   ) =>
     connectThroughIngress({

@@ -62,6 +62,14 @@ export const REBIND_BACKOFF: BackoffOptions = {
   resetAfterMs: 60_000,
 };
 
+/**
+ * How often the idle sweep looks at every open connection: a tenth of the idle timeout, between
+ * 10 ms and 1 s. An idle connection is reset between `idleTimeoutMs` and that much later.
+ */
+export function idleSweepMs(idleTimeoutMs: number): number {
+  return Math.min(1000, Math.max(10, Math.floor(idleTimeoutMs / 10)));
+}
+
 /** The un-jittered rebind delay after the n-th consecutive failure (n from 1). */
 export function rebindDelayMs(failures: number): number {
   return baseDelay(Math.max(0, failures - 1), REBIND_BACKOFF);
@@ -103,9 +111,12 @@ export class ListenerSet {
   /** Every connection the listeners received (turned-away ones too) and when the last one came. */
   private arrivalCount = 0;
   private lastArrival = 0;
+  /** The idle sweep; runs while any connection is open. */
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ListenerSetOptions) {
     this.gate = new DialGate(opts.limits.maxConcurrentDials);
+    opts.metrics.tally.dialsWaiting = () => this.gate.waiting;
   }
 
   /** Makes the listeners match `routes`. Synchronous; binding completes in the background. */
@@ -336,12 +347,28 @@ export class ListenerSet {
     }
     l.accepted++;
     this.total++;
+    this.sweepTimer ??= setInterval(() => this.sweepIdle(), idleSweepMs(opts.limits.idleTimeoutMs)).unref();
     void conn.done.then(() => {
       l.conns.delete(conn);
       l.accepted--;
       this.total--;
     });
     conn.start();
+  }
+
+  private sweepIdle(): void {
+    const now = performance.now();
+    let open = 0;
+    for (const group of [this.listeners.values(), this.retired])
+      for (const l of group)
+        for (const c of l.conns) {
+          open++;
+          c.checkIdle(now);
+        }
+    if (open === 0) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = undefined;
+    }
   }
 
   /** Connections waiting for a turn to dial. */

@@ -33,6 +33,8 @@ export interface ConnectionTally {
   connections: PendingCounts<'port' | 'outcome'>;
   bytes: PendingCounts<'port' | 'direction'>;
   urlDials: PendingCounts<'port' | 'url' | 'result'>;
+  /** Connections waiting for a turn to dial now: read when the metrics are read (set by the listeners). */
+  dialsWaiting: () => number;
 }
 
 /** The `endpoint_binder_forwarder_*` metrics, created once per Registry. */
@@ -63,6 +65,7 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     connections: new PendingCounts(),
     bytes: new PendingCounts(),
     urlDials: new PendingCounts(),
+    dialsWaiting: () => 0,
   };
   const m: ForwarderMetrics = {
     tally,
@@ -128,6 +131,9 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
       name: 'endpoint_binder_forwarder_dials_waiting',
       help: 'Client connections waiting for a turn to dial the ingress (limits.maxConcurrentDials).',
       registers,
+      collect() {
+        this.set(tally.dialsWaiting());
+      },
     }),
     authtokenReloads: new Counter({
       name: 'endpoint_binder_forwarder_authtoken_reloads_total',

@@ -22,6 +22,17 @@ import {
   useEnv,
 } from './helpers.js';
 
+/** Polls `read` until it returns `want` (10 s at most); fails with the last value seen. */
+async function waitForValue(read: () => Promise<number>, want: number): Promise<void> {
+  let last = NaN;
+  for (let i = 0; i < 500; i++) {
+    last = await read();
+    if (last === want) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`waited for ${want}, last value ${last}`);
+}
+
 describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () => {
   const setup = useEnv();
 
@@ -163,6 +174,30 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
         code: 'ERR_793',
       }),
     ).toBe(6);
+  });
+
+  it('reports the connections waiting for a dial turn in endpoint_binder_forwarder_dials_waiting', async () => {
+    const env = await setup();
+    // An "ingress" that accepts and never answers: the one dial in flight holds the only turn.
+    const silent = await startServer(() => undefined);
+    try {
+      const fwd = await env.start({
+        ingress: { address: `127.0.0.1:${silent.port}`, tls: false },
+        limits: { maxConcurrentDials: 1, dialTimeoutMs: 3_000, prefaceTimeoutMs: 3_000 },
+      });
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-wait', { [port]: 'tcp://wait.x:1' }));
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      const clients = await Promise.all([0, 1, 2].map(() => connectTo(port)));
+      for (const c of clients) c.write('x');
+      // One dials, two wait for the turn.
+      await waitForValue(() => metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting'), 2);
+      // The waiting two give up when prefaceTimeoutMs passes without a turn (ERR_791): none waits then.
+      await waitForValue(() => metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting'), 0);
+      for (const c of clients) c.destroy();
+    } finally {
+      await silent.close();
+    }
   });
 
   it('closes the client when the mock ingress stops mid-way, and never hangs', async () => {

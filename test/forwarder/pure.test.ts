@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ForwarderConfig } from '../../src/forwarder/config.js';
 import { desiredListeners, sameRoutes } from '../../src/forwarder/desired-listeners.js';
-import { rebindDelayMs } from '../../src/forwarder/listeners.js';
+import { idleSweepMs, rebindDelayMs } from '../../src/forwarder/listeners.js';
 import { decideRetry, DEFAULT_MAX_ATTEMPTS, isRetryable, retryDelayMs } from '../../src/forwarder/retry.js';
 import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
 import { installRecordConfigMap } from '../../src/binding/install-record.js';
@@ -216,6 +216,12 @@ describe('retry policy', () => {
     expect([1, 2, 3, 5, 6, 9].map((a) => retryDelayMs(a, () => 0))).toEqual([50, 100, 200, 800, 1000, 1000]);
     expect([1, 2, 3].map((a) => retryDelayMs(a, () => 1))).toEqual([25, 50, 100]);
     expect([1, 2, 3, 10, 20].map(rebindDelayMs)).toEqual([100, 200, 400, 30_000, 30_000]);
+  });
+});
+
+describe('idleSweepMs', () => {
+  it('looks every tenth of the idle timeout, at least every second and at most every 10 ms', () => {
+    expect([1, 50, 400, 5_000, 300_000].map(idleSweepMs)).toEqual([10, 10, 40, 500, 1000]);
   });
 });
 

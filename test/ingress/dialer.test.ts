@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Cancellation } from '../../src/api/ingress/cancel.js';
 import { connectThroughIngress, IngressError } from '../../src/api/ingress/dialer.js';
 import { closedPort, readBytes, startServer, type TestServer } from './helpers.js';
 
@@ -115,6 +116,20 @@ describe('connectThroughIngress against a fake ingress', () => {
     const ac = new AbortController();
     const p = connectThroughIngress({ address, authtoken: 'x', url: 'http://a.b:80', signal: ac.signal });
     setTimeout(() => ac.abort(), 20);
+    await expectIngressError(p, 'ERR_794');
+  });
+
+  it("ERR_794 when a Cancellation (the forwarder's cheap signal) aborts, before or during the attempt", async () => {
+    const address = await fake(() => undefined);
+    const done = new Cancellation();
+    done.abort();
+    await expectIngressError(
+      connectThroughIngress({ address, authtoken: 'x', url: 'http://a.b:80', signal: done }),
+      'ERR_794',
+    );
+    const cancel = new Cancellation();
+    const p = connectThroughIngress({ address, authtoken: 'x', url: 'http://a.b:80', signal: cancel });
+    setTimeout(() => cancel.abort(), 20);
     await expectIngressError(p, 'ERR_794');
   });
 });

@@ -14,6 +14,7 @@ import {
   type IngressSource,
 } from './protocol.js';
 import { parseHostPort } from '../../net/host-port.js';
+import type { CancelSignal } from './cancel.js';
 import { linkRawSocket } from './reset.js';
 import type { IngressTlsSettings, TlsSessionCache } from './tls-client.js';
 
@@ -51,7 +52,8 @@ export interface ConnectThroughIngressOptions {
   /** Use TLS (required by the ingress unless it listens on loopback). */
   tls?: IngressTlsOptions;
   source?: IngressSource;
-  signal?: AbortSignal;
+  /** An AbortSignal, or a cheaper `Cancellation` (cancel.ts). */
+  signal?: CancelSignal;
   /** Bound on connect + TLS handshake + reply, in ms. Default 10 000. */
   timeoutMs?: number;
 }

@@ -1,0 +1,94 @@
+/**
+ * The data-path benchmarks' client load and process accounting: loopback connects, a 1-byte echo
+ * per connection, connection rates with N workers, and a process's CPU time from /proc. Every
+ * client handles `data`, `end`, `error` and `close`, so a cut connection fails instead of hanging.
+ */
+import { readFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export function dial(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    s.once('connect', () => {
+      s.off('error', reject);
+      s.setNoDelay(true);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+}
+
+/** One 1-byte echo round trip on a fresh connection, then close. */
+export async function oneConnection(port: number, timeoutMs = 10_000): Promise<void> {
+  const s = await dial(port);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no echo within ${timeoutMs} ms`)), timeoutMs);
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      s.once('data', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      s.once('error', fail);
+      s.once('end', () => fail(new Error('ended before the echo')));
+      s.once('close', () => fail(new Error('closed before the echo')));
+      s.write('x');
+    });
+  } finally {
+    s.destroy();
+  }
+}
+
+/** Every phase is bounded: a stuck phase fails the run with its name instead of hanging it. */
+export function bounded<T>(phase: string, p: Promise<T>, ms = 300_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`phase "${phase}" did not finish within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
+
+/** `count` connections with `concurrency` workers: connections per second. */
+export async function connectionRate(port: number, count: number, concurrency: number): Promise<number> {
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        await oneConnection(port);
+      }
+    }),
+  );
+  return count / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/** The 1, 5 and 15 minute load averages, as `uptime` prints them. */
+export async function loadAverage(): Promise<string> {
+  const text = await readFile('/proc/loadavg', 'utf8');
+  return text.split(' ').slice(0, 3).join(' ');
+}
