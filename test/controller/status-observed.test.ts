@@ -209,6 +209,10 @@ describe('observed status against kubesim', () => {
       const pb = b.counts['projected'] ?? 0;
       expect(pa, `leader claims ${pa} projected, cluster holds ${held}`).toBeLessThanOrEqual(held);
       expect(pb, `follower claims ${pb} projected, cluster holds ${held}`).toBeLessThanOrEqual(held);
+      // A leader's readiness means the cluster holds its plan (every endpoint), never writes issued.
+      for (const [who, st] of [['replica-a', a] as const, ['replica-b', b] as const]) {
+        if (st.leader && st.ready) expect(held, `${who} leads and is ready; cluster holds ${held}`).toBe(N);
+      }
       if ((a.counts['pending'] ?? 0) > 0 || (b.counts['pending'] ?? 0) > 0) sawPending = true;
       samples++;
       if (internal + alias > 0 && internal + alias < 2 * N) midway++;
