@@ -4,7 +4,7 @@ import { continueTokenSchema, type ContinueToken, type ListQuery } from './schem
 import { matches, type ObjectFilter } from './selectors.js';
 import { errors } from './status.js';
 import { objectKey, type Store } from './store.js';
-import type { KubeObject } from './types.js';
+import { clone, type KubeObject } from './types.js';
 import { field, invalidError, type FieldError } from './validation/field.js';
 
 /**
@@ -135,7 +135,7 @@ export function listObjects(
   validateListOptions(query, false);
   const resource = resourceKey(def);
   const rvParam = query.resourceVersion ?? '';
-  let items: KubeObject[];
+  let items: readonly KubeObject[];
   let listRv: number;
   let startKey = '';
 
@@ -147,9 +147,9 @@ export function listObjects(
     startKey = token.start;
     if (token.rv === LATEST) {
       listRv = store.currentRv();
-      items = store.list(resource, namespace);
+      items = store.view(resource, namespace);
     } else {
-      const snapshot = store.listAt(resource, token.rv, namespace);
+      const snapshot = store.viewAt(resource, token.rv, namespace);
       if (!snapshot) {
         throw errors.expired(
           EXPIRED_CONTINUE,
@@ -166,16 +166,16 @@ export function listObjects(
       // The server front has already waited a while for a future RV (waitForFreshness).
       if (rv > current) throw errors.tooLargeResourceVersion(rv, current);
       if (query.resourceVersionMatch === 'Exact') {
-        const snapshot = store.listAt(resource, rv, namespace);
+        const snapshot = store.viewAt(resource, rv, namespace);
         if (!snapshot) throw errors.expired(`too old resource version: ${rv} (${store.oldestAvailableRv()})`);
         items = snapshot;
         listRv = rv;
       } else {
-        items = store.list(resource, namespace);
+        items = store.view(resource, namespace);
         listRv = current;
       }
     } else {
-      items = store.list(resource, namespace);
+      items = store.view(resource, namespace);
       listRv = current;
     }
   }
@@ -203,6 +203,10 @@ export function listObjects(
     apiVersion: apiVersionOf(def),
     metadata,
     // Typed lists from a real server carry no kind/apiVersion on their items.
-    items: out.map(({ kind: _k, apiVersion: _a, ...rest }) => rest),
+    // Only the returned page is copied (the store's objects are shared, read-only).
+    items: out.map((obj) => {
+      const { kind: _k, apiVersion: _a, ...rest } = clone(obj);
+      return rest;
+    }),
   };
 }

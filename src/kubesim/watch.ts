@@ -107,7 +107,8 @@ export class WatchHub {
     if (w.hung) return;
 
     if (req.resourceVersion === undefined || req.sendInitialEvents) {
-      for (const obj of this.store.list(w.resource, req.namespace)) {
+      // Stored objects are never modified (a write stores a new one), so the lines may share them.
+      for (const obj of this.store.view(w.resource, req.namespace)) {
         if (matches(req.filter, obj)) w.initial.push({ type: 'ADDED', object: obj });
       }
       if (req.sendInitialEvents) {

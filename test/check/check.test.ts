@@ -15,7 +15,8 @@ import {
 import type { Controller } from '../../src/controller/controller.js';
 import { ForwarderConfig } from '../../src/forwarder/config.js';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
-import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
+import { microTime } from '../../src/kube/index.js';
+import { startKubesim, type Kubesim, type PolicyRule } from '../../src/kubesim/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { OPERATOR_NS, startEnv, type ControllerEnv } from '../controller/env.js';
 import { ACME_AUTHTOKEN, ACME_KEY, startTestMock } from '../helpers/mock-api.js';
@@ -97,6 +98,48 @@ async function controllerServiceAccount(sim: Kubesim, name = 'endpoint-binder-co
   });
   expect(res.status).toBe(201);
 }
+
+const CONTROLLER_SA = 'system:serviceaccount:endpoint-binder:endpoint-binder-controller';
+/** The token that `withOwnCluster({ rules })` grants exactly those rules, as CONTROLLER_SA. */
+const SA_TOKEN = 'controller-sa-token';
+
+/**
+ * Runs `fn` against a kubesim of its own (it holds no install record) with the operator namespace;
+ * with `lease`, the controller's Lease held by `lease.holder` and last renewed `renewedAgoMs` ago;
+ * with `rules`, SA_TOKEN authenticates as CONTROLLER_SA with exactly those rules. Stopped after.
+ */
+async function withOwnCluster(
+  opts: { lease?: { holder: string; renewedAgoMs: number; durationSeconds: number }; rules?: PolicyRule[] },
+  fn: (sim: Kubesim) => Promise<void>,
+): Promise<void> {
+  const sim = await startKubesim({
+    initialNamespaces: ['default', OPERATOR_NS],
+    ...(opts.rules ? { tokens: [{ token: SA_TOKEN, user: CONTROLLER_SA, rules: opts.rules }] } : {}),
+  });
+  try {
+    if (opts.lease) {
+      const at = microTime(Date.now() - opts.lease.renewedAgoMs);
+      const r = await api(sim, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NS}/leases`, {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'endpoint-binder-controller' },
+        spec: {
+          holderIdentity: opts.lease.holder,
+          leaseDurationSeconds: opts.lease.durationSeconds,
+          renewTime: at,
+          acquireTime: at,
+        },
+      });
+      expect(r.status).toBe(201);
+    }
+    await fn(sim);
+  } finally {
+    await sim.stop();
+  }
+}
+
+/** A Lease that a live replica renewed just now. */
+const liveLease = { holder: 'replica-a', renewedAgoMs: 0, durationSeconds: 3600 };
 
 beforeAll(async () => {
   env = await startEnv();
@@ -183,129 +226,76 @@ describe('endpoint-binder check', () => {
   });
 
   it('a Lease nobody renews fails only the Lease line', async () => {
-    const sim = await startKubesim({ initialNamespaces: ['default', OPERATOR_NS] });
-    try {
-      const stale = new Date(Date.now() - 120_000).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-      const r = await api(sim, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NS}/leases`, {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name: 'endpoint-binder-controller' },
-        spec: {
-          holderIdentity: 'gone-replica',
-          leaseDurationSeconds: 15,
-          renewTime: stale,
-          acquireTime: stale,
-        },
-      });
-      expect(r.status).toBe(201);
+    const lease = { holder: 'gone-replica', renewedAgoMs: 120_000, durationSeconds: 15 };
+    await withOwnCluster({ lease }, async (sim) => {
       const results = await check(config(), { sim });
       expect(failed(results)).toEqual(['cluster.lease']);
       expect(results.find((r) => r.id === 'cluster.lease')!.hint).toContain('gone-replica');
-    } finally {
-      await sim.stop();
-    }
+    });
   });
 
   it('an RBAC rule removed fails exactly the line of that permission', async () => {
-    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-    const sim = await startKubesim({
-      initialNamespaces: ['default', OPERATOR_NS],
-      tokens: [
-        {
-          token: 'controller-sa-token',
-          user: 'system:serviceaccount:endpoint-binder:endpoint-binder-controller',
-          // The chart's controller rules without `events`.
-          rules: [
-            {
-              apiGroups: [''],
-              resources: ['services'],
-              verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
-            },
-            { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
-            {
-              apiGroups: ['coordination.k8s.io'],
-              resources: ['leases'],
-              verbs: ['get', 'update'],
-              namespaces: [OPERATOR_NS],
-              resourceNames: ['endpoint-binder-controller'],
-            },
-            {
-              apiGroups: ['coordination.k8s.io'],
-              resources: ['leases'],
-              verbs: ['create'],
-              namespaces: [OPERATOR_NS],
-            },
-          ],
-        },
-      ],
-    });
-    try {
-      await api(sim, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NS}/leases`, {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name: 'endpoint-binder-controller' },
-        spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 3600, renewTime: now, acquireTime: now },
-      });
-      const results = await check(config(), { sim, token: 'controller-sa-token' });
+    // The chart's controller rules without `events`.
+    const rules: PolicyRule[] = [
+      {
+        apiGroups: [''],
+        resources: ['services'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+      },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'update'],
+        namespaces: [OPERATOR_NS],
+        resourceNames: ['endpoint-binder-controller'],
+      },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['create'],
+        namespaces: [OPERATOR_NS],
+      },
+    ];
+    await withOwnCluster({ lease: liveLease, rules }, async (sim) => {
+      const results = await check(config(), { sim, token: SA_TOKEN });
       expect(failed(results), formatChecks(results)).toEqual(['cluster.rbac.events.create-patch']);
       expect(results.find((r) => r.id === 'cluster.rbac.events.create-patch')!.hint).toContain(
-        'system:serviceaccount:endpoint-binder:endpoint-binder-controller may not create, patch events',
+        `${CONTROLLER_SA} may not create, patch events`,
       );
-    } finally {
-      await sim.stop();
-    }
+    });
   });
 
   it('a service account holding more than the chart grants fails exactly the excess-rights line, naming each extra right', async () => {
-    const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-    const sa = 'system:serviceaccount:endpoint-binder:endpoint-binder-controller';
-    const sim = await startKubesim({
-      initialNamespaces: ['default', OPERATOR_NS],
-      tokens: [
-        {
-          token: 'controller-sa-token',
-          user: sa,
-          rules: [
-            // The chart's rules, with every verb on Services instead of its six...
-            { apiGroups: [''], resources: ['services'], verbs: ['*'] },
-            { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
-            { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-            {
-              apiGroups: ['coordination.k8s.io'],
-              resources: ['leases'],
-              verbs: ['get', 'update', 'create'],
-              namespaces: [OPERATOR_NS],
-            },
-            // ...and Secrets in the operator namespace.
-            { apiGroups: [''], resources: ['secrets'], verbs: ['get'], namespaces: [OPERATOR_NS] },
-          ],
-        },
-      ],
-    });
-    try {
-      await api(sim, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${OPERATOR_NS}/leases`, {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name: 'endpoint-binder-controller' },
-        spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 3600, renewTime: now, acquireTime: now },
-      });
-      const results = await check(config(), { sim, token: 'controller-sa-token' });
+    const rules: PolicyRule[] = [
+      // The chart's rules, with every verb on Services instead of its six...
+      { apiGroups: [''], resources: ['services'], verbs: ['*'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'update', 'create'],
+        namespaces: [OPERATOR_NS],
+      },
+      // ...and Secrets in the operator namespace.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], namespaces: [OPERATOR_NS] },
+    ];
+    await withOwnCluster({ lease: liveLease, rules }, async (sim) => {
+      const results = await check(config(), { sim, token: SA_TOKEN });
       expect(failed(results), formatChecks(results)).toEqual(['cluster.excess-rights']);
       const line = results.find((r) => r.id === 'cluster.excess-rights')!;
-      expect(line.title).toContain(sa);
+      expect(line.title).toContain(CONTROLLER_SA);
       expect(line.hint).toBe(
         `it may also get secrets in ${OPERATOR_NS}, patch services, deletecollection services ` +
           '(the controller reads no Secret; Services are replaced, never patched, and deleted one by one); ' +
-          `remove the extra (Cluster)RoleBinding: kubectl auth can-i --list --as ${sa}`,
+          `remove the extra (Cluster)RoleBinding: kubectl auth can-i --list --as ${CONTROLLER_SA}`,
       );
-    } finally {
-      await sim.stop();
-    }
+    });
   });
 
   it("from a kubeconfig that is not the service account, the rights of the chart's controller account are asked by impersonation", async () => {
-    const sim = await startKubesim({ initialNamespaces: ['default', OPERATOR_NS] });
-    try {
+    await withOwnCluster({}, async (sim) => {
       const grant = await api(sim, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'ClusterRole',
@@ -331,9 +321,7 @@ describe('endpoint-binder check', () => {
       expect(line.status, formatChecks(results)).toBe('fail');
       expect(line.title).toContain('system:serviceaccount:endpoint-binder:custom-name');
       expect(line.hint).toMatch(/^it may also impersonate users \(the controller acts only as itself\)/);
-    } finally {
-      await sim.stop();
-    }
+    });
   });
 
   it('runs as `endpoint-binder check` with a kubeconfig file: ✓ lines, exit 0; -o json; exit 1 on a failure', async () => {

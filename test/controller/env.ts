@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Endpoint } from '../../src/api/schemas/endpoint.js';
 import { ENDPOINT_ID_ANNOTATION, ROLE_LABEL } from '../../src/binding/identity.js';
 import { resolveControllerConfig, type ControllerConfigInput } from '../../src/controller/config.js';
@@ -25,15 +26,7 @@ export interface ControllerEnv {
   kube: KubeClient;
   /** Every Service write anyone made, as the API server's watch reports them. */
   writes: WriteCounter;
-  startController(
-    overrides?: ControllerConfigInput & {
-      identity?: string;
-      logger?: Logger;
-      pod?: { name: string; namespace: string };
-      cacheTuning?: Partial<CacheTuning>;
-      pendingWriteTtlMs?: number;
-    },
-  ): Promise<Controller>;
+  startController(overrides?: StartControllerOptions): Promise<Controller>;
   createEndpoint(
     url: string,
     extra?: { description?: string; metadata?: string; upstream_url?: string; pooling_enabled?: boolean },
@@ -70,6 +63,63 @@ async function writeCounter(sim: Kubesim): Promise<WriteCounter> {
   return { cache, total: () => n, reset: () => (n = 0) };
 }
 
+export type StartControllerOptions = ControllerConfigInput & {
+  identity?: string;
+  logger?: Logger;
+  pod?: { name: string; namespace: string };
+  cacheTuning?: Partial<CacheTuning>;
+  pendingWriteTtlMs?: number;
+};
+
+/**
+ * Starts controllers with the tests' settings (short lease timings, fast caches) against any mock
+ * API and cluster, in this process or in a child (test/helpers/sim-child.ts); each is pushed to
+ * `controllers` for the caller to stop.
+ */
+export function controllerStarter(
+  apiUrl: string,
+  kubeConfig: KubeConfig,
+  controllers: Controller[],
+): (overrides?: StartControllerOptions) => Promise<Controller> {
+  return async (overrides = {}) => {
+    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, ...cfg } = overrides;
+    const r = resolveControllerConfig(
+      {
+        api: { baseUrl: apiUrl },
+        operatorNamespace: OPERATOR_NS,
+        http: { listen: '127.0.0.1:0' },
+        resyncIntervalSeconds: 60,
+        ...cfg,
+        // A short grace for endpoint.deleted notifications (30 s by default) keeps tests quick.
+        bindings: {
+          ...cfg.bindings,
+          deletes: { deletedNotificationGraceSeconds: 0.5, ...cfg.bindings?.deletes },
+        },
+        leaderElection: {
+          leaseDurationSeconds: 2,
+          renewDeadlineSeconds: 1.5,
+          retryPeriodSeconds: 0.25,
+          ...(cfg.leaderElection ?? {}),
+        },
+      },
+      { ENDPOINT_BINDER_API_KEY: ACME_KEY },
+    );
+    if (!r.ok) throw new Error(r.errors.join('\n'));
+    const c = await startController({
+      config: r.config,
+      kubeConfig,
+      logger: logger ?? silentLogger(),
+      cacheTuning: { ...fastTuning, pageSize: 500, ...cacheTuning },
+      ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
+      poll: { baseDelayMs: 100, maxDelayMs: 500 },
+      identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
+      ...(pod ? { pod } : {}),
+    });
+    controllers.push(c);
+    return c;
+  };
+}
+
 export async function startEnv(
   opts: { namespaces?: string[]; namespaceFinalizeDelayMs?: number } = {},
 ): Promise<ControllerEnv> {
@@ -88,43 +138,7 @@ export async function startEnv(
     sim,
     kube,
     writes,
-    async startController(overrides = {}) {
-      const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, ...cfg } = overrides;
-      const r = resolveControllerConfig(
-        {
-          api: { baseUrl: mock.url },
-          operatorNamespace: OPERATOR_NS,
-          http: { listen: '127.0.0.1:0' },
-          resyncIntervalSeconds: 60,
-          ...cfg,
-          // A short grace for endpoint.deleted notifications (30 s by default) keeps tests quick.
-          bindings: {
-            ...cfg.bindings,
-            deletes: { deletedNotificationGraceSeconds: 0.5, ...cfg.bindings?.deletes },
-          },
-          leaderElection: {
-            leaseDurationSeconds: 2,
-            renewDeadlineSeconds: 1.5,
-            retryPeriodSeconds: 0.25,
-            ...(cfg.leaderElection ?? {}),
-          },
-        },
-        { ENDPOINT_BINDER_API_KEY: ACME_KEY },
-      );
-      if (!r.ok) throw new Error(r.errors.join('\n'));
-      const c = await startController({
-        config: r.config,
-        kubeConfig: sim.kubeConfig(),
-        logger: logger ?? silentLogger(),
-        cacheTuning: { ...fastTuning, pageSize: 500, ...cacheTuning },
-        ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
-        poll: { baseDelayMs: 100, maxDelayMs: 500 },
-        identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
-        ...(pod ? { pod } : {}),
-      });
-      controllers.push(c);
-      return c;
-    },
+    startController: controllerStarter(mock.url, sim.kubeConfig(), controllers),
     createEndpoint(url, extra = {}) {
       return mock.client.endpoints.create({ url, bindings: ['kubernetes'], ...extra });
     },
