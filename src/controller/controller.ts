@@ -11,6 +11,7 @@ import {
   KubeTransport,
   LeaderElector,
   collectionPath,
+  keyOf,
   kinds,
   listAll,
   type CacheTuning,
@@ -31,7 +32,7 @@ import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
 import { leadership as leadershipOf, type LeadershipView } from './status-leader.js';
 import { trackDeletingServices } from './deleting-services.js';
-import { convergenceGap, observedStatuses, type ObservedStatus } from './status-observed.js';
+import { ObservedView, convergenceGap, type ObservedStatus } from './status-observed.js';
 import { stateCounts, type StatusDocument } from './status.js';
 
 export const VERSION = '0.1.0';
@@ -325,25 +326,17 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     });
   };
   // Every change the Service cache shows (what `observed()` is computed from, with the last pass).
-  let servicesSeen = 0;
-  for (const ev of ['add', 'update', 'delete'] as const) cluster.services.on(ev, () => servicesSeen++);
-  const deleting = trackDeletingServices(cluster.services);
-  let observedMemo:
-    { statuses: unknown; planned: unknown; seen: number; value: ObservedStatus[] } | undefined;
   /**
-   * What the cluster holds, as this replica's caches see it (never the writes it issued).
-   * Computed again only when the last pass or the cache changed: `/readyz` and `/status` are
-   * asked often and it walks every endpoint.
+   * What the cluster holds, as this replica's caches see it (never the writes it issued), kept
+   * current per Service event: `/readyz` and `/status` are asked often.
    */
-  const observed = (): ObservedStatus[] => {
-    const statuses = reconciler.statuses;
-    const planned = reconciler.plannedServices;
-    const m = observedMemo;
-    if (m && m.statuses === statuses && m.planned === planned && m.seen === servicesSeen) return m.value;
-    const value = observedStatuses(statuses, planned, (ref) => cluster.services.get(ref.namespace, ref.name));
-    observedMemo = { statuses, planned, seen: servicesSeen, value };
-    return value;
-  };
+  const observedView = new ObservedView((ref) => cluster.services.get(ref.namespace, ref.name));
+  cluster.services.on('add', (svc) => observedView.serviceChanged(keyOf(svc)));
+  cluster.services.on('update', (_old, svc) => observedView.serviceChanged(keyOf(svc)));
+  cluster.services.on('delete', (svc) => observedView.serviceChanged(keyOf(svc)));
+  const deleting = trackDeletingServices(cluster.services);
+  const observed = (): ObservedStatus[] =>
+    observedView.current(reconciler.statuses, reconciler.plannedServices);
   let gapMemo: { of: ObservedStatus[]; gap: ReturnType<typeof convergenceGap> } | undefined;
   const observedGap = (): ReturnType<typeof convergenceGap> => {
     const of = observed();

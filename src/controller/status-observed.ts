@@ -90,25 +90,82 @@ export function observedStatuses(
   desired: ReadonlyMap<string, Service>,
   observed: (ref: ServiceRef) => Service | undefined,
 ): ObservedStatus[] {
-  return planned.map((s) => {
-    if (s.state !== 'projected') return s;
-    // The name is still held by a Service whose delete waits on finalizers: nothing is written
-    // until it is gone (then the next pass creates it again).
-    const held = [
-      ['internal Service', s.internalService],
-      ['alias', s.aliasService],
-    ] as const;
-    for (const [role, ref] of held) {
-      const live = ref ? observed(ref) : undefined;
-      if (live && isDeleting(live))
-        return { ...s, state: 'deleting', reason: `${role} ${key(ref!)} ${deletingReason(live)}` };
+  return planned.map((s) => observedStatus(s, desired, observed));
+}
+
+/** One endpoint's observed status (see `observedStatuses`). */
+export function observedStatus(
+  s: EndpointStatus,
+  desired: ReadonlyMap<string, Service>,
+  observed: (ref: ServiceRef) => Service | undefined,
+): ObservedStatus {
+  if (s.state !== 'projected') return s;
+  // The name is still held by a Service whose delete waits on finalizers: nothing is written
+  // until it is gone (then the next pass creates it again).
+  const held = [
+    ['internal Service', s.internalService],
+    ['alias', s.aliasService],
+  ] as const;
+  for (const [role, ref] of held) {
+    const live = ref ? observed(ref) : undefined;
+    if (live && isDeleting(live))
+      return { ...s, state: 'deleting', reason: `${role} ${key(ref!)} ${deletingReason(live)}` };
+  }
+  const gaps = [
+    serviceGap('internal Service', s.internalService, desired, observed),
+    serviceGap('alias', s.aliasService, desired, observed),
+  ].filter((g): g is string => g !== undefined);
+  return gaps.length === 0 ? s : { ...s, state: 'pending', reason: gaps.join('; ') };
+}
+
+/**
+ * The observed statuses kept current as the cache changes: a new pass (new planned statuses or
+ * Services) recomputes all; a Service event recomputes only the endpoints that name that Service.
+ * `/status` and `/readyz` are asked while thousands of watch events arrive (a first sync, a tool
+ * polling); recomputing every endpoint per request after each event cost more than the sync.
+ */
+export class ObservedView {
+  private statuses: readonly EndpointStatus[] | undefined;
+  private desired: ReadonlyMap<string, Service> | undefined;
+  private value: ObservedStatus[] = [];
+  /** Endpoint positions by the `namespace/name` of each Service they name. */
+  private byService = new Map<string, number[]>();
+  private readonly dirty = new Set<number>();
+
+  constructor(private readonly observed: (ref: ServiceRef) => Service | undefined) {}
+
+  /** A Service at `serviceKey` was added, changed or deleted in the cache. */
+  serviceChanged(serviceKey: string): void {
+    const at = this.byService.get(serviceKey);
+    if (at) for (const i of at) this.dirty.add(i);
+  }
+
+  /** The observed statuses; a new array whenever anything in it changed, else the same one. */
+  current(statuses: readonly EndpointStatus[], desired: ReadonlyMap<string, Service>): ObservedStatus[] {
+    if (statuses !== this.statuses || desired !== this.desired) {
+      this.statuses = statuses;
+      this.desired = desired;
+      this.dirty.clear();
+      this.byService = new Map();
+      statuses.forEach((s, i) => {
+        for (const ref of [s.internalService, s.aliasService]) {
+          if (!ref) continue;
+          const k = key(ref);
+          const at = this.byService.get(k);
+          if (at) at.push(i);
+          else this.byService.set(k, [i]);
+        }
+      });
+      this.value = observedStatuses(statuses, desired, this.observed);
+      return this.value;
     }
-    const gaps = [
-      serviceGap('internal Service', s.internalService, desired, observed),
-      serviceGap('alias', s.aliasService, desired, observed),
-    ].filter((g): g is string => g !== undefined);
-    return gaps.length === 0 ? s : { ...s, state: 'pending', reason: gaps.join('; ') };
-  });
+    if (this.dirty.size === 0) return this.value;
+    const next = this.value.slice();
+    for (const i of this.dirty) next[i] = observedStatus(statuses[i]!, desired, this.observed);
+    this.dirty.clear();
+    this.value = next;
+    return next;
+  }
 }
 
 /** For `/readyz`: how many planned-projected endpoints the cluster does not show yet, with an example. */

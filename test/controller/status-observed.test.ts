@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ManagementClient } from '../../src/api/client/index.js';
 import { ROLE_ALIAS, ROLE_INTERNAL, ROLE_LABEL } from '../../src/binding/identity.js';
 import type { EndpointStatus } from '../../src/binding/types.js';
-import { observedStatuses, differingFields } from '../../src/controller/status-observed.js';
+import { ObservedView, observedStatuses, differingFields } from '../../src/controller/status-observed.js';
 import { leadership } from '../../src/controller/status-leader.js';
 import type { Controller } from '../../src/controller/controller.js';
 import { collectionPath, kinds, kubeConfigFrom, listAll, type Service } from '../../src/kube/index.js';
@@ -72,6 +72,40 @@ describe('observed status (pure)', () => {
     expect(observedStatuses([planned], desired, () => undefined)[0]!.reason).toBe(
       'internal Service not yet written; alias not yet written',
     );
+  });
+
+  it('kept current per Service event: only the endpoints naming a changed Service are recomputed', () => {
+    const other: EndpointStatus = {
+      ...planned,
+      id: 'ep_2',
+      url: 'http://web.prod',
+      internalService: { namespace: 'ops', name: 'ep-2' },
+      aliasService: { namespace: 'prod', name: 'web' },
+    };
+    const want = new Map([...desired, ['ops/ep-2', svc('ops', 'ep-2')], ['prod/web', svc('prod', 'web')]]);
+    const cluster = new Map<string, Service>([['ops/ep-1', want.get('ops/ep-1')!]]);
+    const view = new ObservedView((r) => cluster.get(`${r.namespace}/${r.name}`));
+    const statuses = [planned, other];
+    const first = view.current(statuses, want);
+    expect(first.map((s) => s.state)).toEqual(['pending', 'pending']);
+    // Nothing changed: the same answer, not a recomputation.
+    expect(view.current(statuses, want)).toBe(first);
+    cluster.set('prod/api', want.get('prod/api')!);
+    cluster.set('ops/ep-2', want.get('ops/ep-2')!);
+    view.serviceChanged('prod/api');
+    const second = view.current(statuses, want);
+    expect(second).not.toBe(first);
+    expect(second[0]).toMatchObject({ state: 'projected' });
+    // ep-2's Service arrived but no event said so: its status is what the last event left.
+    expect(second[1]).toBe(first[1]);
+    view.serviceChanged('ops/ep-2');
+    expect(view.current(statuses, want)[1]).toMatchObject({
+      state: 'pending',
+      reason: 'alias not yet written',
+    });
+    // A new pass (new statuses) recomputes everything.
+    cluster.set('prod/web', want.get('prod/web')!);
+    expect(view.current([planned, other], want).map((s) => s.state)).toEqual(['projected', 'projected']);
   });
 
   it('reports decided states (errors, conflicts) as planned', () => {
