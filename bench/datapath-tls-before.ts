@@ -22,11 +22,11 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { z } from 'zod';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { startKubesim } from '../src/kubesim/index.js';
 import { parseBenchArgs } from './support/args.js';
+import { createTcpEndpoint } from './support/endpoints.js';
 import { createInternalService } from './support/internal-service.js';
 import { bounded, connectionRate, cpuSeconds, freePort, loadAverage, median } from './support/load.js';
 import { children, spawnJson } from './support/spawn-json.js';
@@ -77,21 +77,7 @@ async function main(): Promise<void> {
         ? { api: o['api'] as string, ingress: o['ingress'], ca: typeof o['ca'] === 'string' ? o['ca'] : '' }
         : undefined,
   );
-  const res = await request(`${ing.value.api}/endpoints`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'service-version': '2',
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      url: ECHO_URL,
-      bindings: ['kubernetes'],
-      upstream_url: `tcp://127.0.0.1:${up.value.echo}`,
-    }),
-  });
-  if (res.statusCode !== 201) throw new Error(`POST /endpoints: ${res.statusCode} ${await res.body.text()}`);
-  await res.body.text();
+  await createTcpEndpoint(ing.value.api, API_KEY, ECHO_URL, up.value.echo);
 
   const dir = await mkdtemp(join(tmpdir(), 'datapath-tls-before-'));
   const caFile = join(dir, 'ingress-ca.pem');

@@ -17,9 +17,9 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { z } from 'zod';
 import { parseBenchArgs } from './support/args.js';
+import { createTcpEndpoint } from './support/endpoints.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { startKubesim } from '../src/kubesim/index.js';
 import { createInternalService } from './support/internal-service.js';
@@ -200,18 +200,7 @@ async function main(): Promise<void> {
     [ECHO_URL, up.value.echo],
     [SINK_URL, up.value.sink],
   ] as const) {
-    const res = await request(`${ing.value.api}/endpoints`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${API_KEY}`,
-        'service-version': '2',
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ url, bindings: ['kubernetes'], upstream_url: `tcp://127.0.0.1:${port}` }),
-    });
-    if (res.statusCode !== 201)
-      throw new Error(`POST /endpoints: ${res.statusCode} ${await res.body.text()}`);
-    await res.body.text();
+    await createTcpEndpoint(ing.value.api, API_KEY, url, port);
   }
 
   const sim = await startKubesim({ initialNamespaces: ['default', NS] });
@@ -426,7 +415,7 @@ async function main(): Promise<void> {
         ? { api: o['api'] as string, ingress: o['ingress'], ca: String(o['ca']) }
         : undefined,
   );
-  await createBenchEndpoint(ingTls.value.api, ECHO_URL, up.value.echo);
+  await createTcpEndpoint(ingTls.value.api, API_KEY, ECHO_URL, up.value.echo);
   const caFile = join(dir, 'ingress-ca.pem');
   await writeFile(caFile, ingTls.value.ca);
   // Both relays run at once and are measured alternately, `--pairs` times each, for the same reason.
@@ -510,20 +499,6 @@ async function main(): Promise<void> {
     'TLS forwarder before vs now: not run here; npx tsx bench/datapath-tls-before.ts --before <checkout of 53265ec>',
   );
   await sim.stop();
-}
-
-async function createBenchEndpoint(api: string, url: string, port: number): Promise<void> {
-  const res = await request(`${api}/endpoints`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'service-version': '2',
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({ url, bindings: ['kubernetes'], upstream_url: `tcp://127.0.0.1:${port}` }),
-  });
-  if (res.statusCode !== 201) throw new Error(`POST /endpoints: ${res.statusCode} ${await res.body.text()}`);
-  await res.body.text();
 }
 
 main()

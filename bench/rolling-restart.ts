@@ -39,6 +39,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseBenchArgs } from './support/args.js';
+import { createTcpEndpoint } from './support/endpoints.js';
 import { findRendered, renderChart } from './support/chart-render.js';
 import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import type { Kubesim } from '../src/kubesim/index.js';
@@ -335,20 +336,7 @@ async function main(): Promise<void> {
     (o) =>
       typeof o['ingress'] === 'string' ? { api: o['api'] as string, ingress: o['ingress'] } : undefined,
   );
-  const created = await fetch(`${ing.value.api}/endpoints`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${API_KEY}`,
-      'service-version': '2',
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      url: ECHO_URL,
-      bindings: ['kubernetes'],
-      upstream_url: `tcp://127.0.0.1:${up.value}`,
-    }),
-  });
-  if (created.status !== 201) throw new Error(`POST /endpoints: ${created.status} ${await created.text()}`);
+  await createTcpEndpoint(ing.value.api, API_KEY, ECHO_URL, up.value);
 
   const rendered = renderChart(RELEASE, NS, {
     'api.baseUrl': ing.value.api,

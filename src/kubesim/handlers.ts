@@ -1,3 +1,4 @@
+import { canonical } from './canonical.js';
 import { randomInt, randomUUID } from 'node:crypto';
 import type { AdmissionOperation, ValidatingAdmission, WriteContext } from './admission/attributes.js';
 import { parse as parseYaml } from 'yaml';
@@ -49,18 +50,6 @@ export interface RequestBody {
 
 const OPTIMISTIC_LOCK =
   'the object has been modified; please apply your changes to the latest version and try again';
-
-/** Stable JSON (sorted keys) to detect no-op writes and spec changes. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isRecord(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /** names.SimpleNameGenerator: five characters from an alphabet without vowels and confusables. */
 function randomSuffix(): string {

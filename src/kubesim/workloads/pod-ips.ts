@@ -1,10 +1,17 @@
 /**
- * Pod IPs on loopback: 127.0.1.1 upwards (Linux routes all of 127.0.0.0/8 to lo), handed out
- * round robin so an address is not reused right after its pod went away, as a CNI's allocator.
+ * Pod IPs on loopback: 127.0.1.1 .. 127.0.254.254 (Linux routes all of 127.0.0.0/8 to lo), handed
+ * out round robin so an address is not reused right after its pod went away, as a CNI's
+ * allocator. Each pool starts at a random place: two kubesims on one host (parallel test files,
+ * a benchmark beside a test) would otherwise give their first pods the same address, and two
+ * pods binding one ip:port is a crash loop no real cluster has.
  */
 export class PodIpPool {
   private readonly used = new Set<number>();
-  private next = 0;
+  private next: number;
+
+  constructor(random: () => number = Math.random) {
+    this.next = Math.floor(random() * PodIpPool.SIZE) % PodIpPool.SIZE;
+  }
   /** 127.0.1.1 .. 127.0.254.254, without .0 and .255 in the last octet. */
   private static readonly SIZE = 254 * 254;
 

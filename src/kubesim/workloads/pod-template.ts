@@ -1,3 +1,4 @@
+import { canonical } from '../canonical.js';
 import { isRecord, type KubeObject } from '../types.js';
 
 /**
@@ -11,18 +12,6 @@ export const TEMPLATE_HASH_LABEL = 'pod-template-hash';
 export const KUBESIM_NODE = 'kubesim';
 
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** Stable JSON with sorted keys: equal templates hash equally whatever the key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isRecord(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 function fnv32a(text: string): number {
   let h = 0x811c9dc5;
