@@ -34,6 +34,24 @@ let controller: Controller;
 let forwarder: Forwarder;
 let forwarderUrl: string;
 
+/** `endpoint-binder check` against the test environment through a kubeconfig file. */
+function checkArgv(kubeconfig: string): string[] {
+  return [
+    'check',
+    '--api-url',
+    env.mock.url,
+    '--operator-namespace',
+    OPERATOR_NS,
+    '--kubeconfig',
+    kubeconfig,
+    '--forwarder-url',
+    forwarderUrl,
+    // The test forwarder's setting: plain TCP to the loopback mock ingress.
+    '--ingress-tls',
+    'false',
+  ];
+}
+
 function config(overrides: ControllerConfigInput = {}, apiKey = ACME_KEY): ControllerConfig {
   const r = resolveControllerConfig(
     {
@@ -330,20 +348,7 @@ describe('endpoint-binder check', () => {
     writeFileSync(kubeconfig, env.sim.kubeConfig().exportConfig());
     vi.stubEnv('ENDPOINT_BINDER_API_KEY', ACME_KEY);
     vi.stubEnv('ENDPOINT_BINDER_AUTHTOKEN', ACME_AUTHTOKEN);
-    const argv = [
-      'check',
-      '--api-url',
-      env.mock.url,
-      '--operator-namespace',
-      OPERATOR_NS,
-      '--kubeconfig',
-      kubeconfig,
-      '--forwarder-url',
-      forwarderUrl,
-      // The test forwarder's setting: plain TCP to the loopback mock ingress.
-      '--ingress-tls',
-      'false',
-    ];
+    const argv = checkArgv(kubeconfig);
     try {
       let io = captured();
       expect(await runCli(argv)).toBe(0);
@@ -481,21 +486,7 @@ describe('endpoint-binder check: the binding ingress (dialled as the forwarder d
     vi.stubEnv('ENDPOINT_BINDER_AUTHTOKEN', ACME_AUTHTOKEN);
     try {
       const io = captured();
-      const code = await runCli([
-        'check',
-        '--api-url',
-        env.mock.url,
-        '--operator-namespace',
-        OPERATOR_NS,
-        '--kubeconfig',
-        kubeconfig,
-        '--forwarder-url',
-        forwarderUrl,
-        '--ingress-tls',
-        'false',
-        '--endpoint',
-        'ep_unknown0000000000000000000',
-      ]);
+      const code = await runCli([...checkArgv(kubeconfig), '--endpoint', 'ep_unknown0000000000000000000']);
       expect(code).toBe(1);
       expect(io.out()).toMatch(
         /^✓ binding ingress reachable at .* \(plain TCP, loopback\) and the authtoken accepted$/m,

@@ -1,23 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EndpointRecord, ProjectionConfig } from '../../src/binding/types.js';
+import type { EndpointRecord } from '../../src/binding/types.js';
 import type { ClusterState } from '../../src/controller/cluster.js';
 import { ControllerQueue } from '../../src/controller/queue.js';
 import type { Reconciler } from '../../src/controller/reconciler.js';
 import { waitFor } from '../kube/helpers.js';
 import { ManualClock, settle } from '../helpers/manual-clock.js';
 import { FakeServiceApi } from './fake-service-api.js';
-import { startReconcilerHarness, type ReconcilerHarness } from './reconciler-harness.js';
+import { HARNESS_CONFIG, ep, startReconcilerHarness, type ReconcilerHarness } from './reconciler-harness.js';
 
-const identity = { release: 'r', operatorNamespace: 'ops' };
-const config: ProjectionConfig = {
-  identity,
-  clusterDomain: 'cluster.local',
-  portRange: { min: 10000, max: 10999 },
-  serviceLabels: {},
-  serviceAnnotations: {},
-};
+const config = HARNESS_CONFIG;
 const GRACE_MS = 60_000;
-const ep = (id: string, url: string): EndpointRecord => ({ id, url, created_at: '2026-01-01T00:00:00Z' });
 
 /**
  * Names a tenant used are not grabbed: the reconciler on a manual clock with a 60 s grace, caches

@@ -14,6 +14,22 @@ import { fastTuning } from '../kube/helpers.js';
 import type { ManualClock } from '../helpers/manual-clock.js';
 import type { FakeServiceApi } from './fake-service-api.js';
 
+/** The projection config the harness tests share: release `r`, operator namespace `ops`. */
+export const HARNESS_CONFIG: ProjectionConfig = {
+  identity: { release: 'r', operatorNamespace: 'ops' },
+  clusterDomain: 'cluster.local',
+  portRange: { min: 10000, max: 10999 },
+  serviceLabels: {},
+  serviceAnnotations: {},
+};
+
+/** An endpoint record as the feed holds it. */
+export const ep = (id: string, url: string): EndpointRecord => ({
+  id,
+  url,
+  created_at: '2026-01-01T00:00:00Z',
+});
+
 export interface ReconcilerHarness {
   sim: Kubesim;
   cluster: ClusterState;

@@ -25,18 +25,25 @@ afterEach(async () => {
   env = undefined;
 });
 
+/** A controller (logs captured) with one endpoint projected, and its internal Service as seen. */
+async function projectedWeb(url = 'http://web.prod') {
+  const started = await startEnv();
+  env = started;
+  const logs = captureLogs('info');
+  const ctl = await started.startController({ logger: logs.logger });
+  const ep = await started.createEndpoint(url);
+  await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
+  const internal = await eventually(() => started.internalOf(ep.id), 'internal Service seen');
+  return { env: started, logs, ctl, ep, internal };
+}
+
 describe('controller: Services held by finalizers', () => {
   it('a delete held by a finalizer is issued once, then waited on and reported as deleting', async () => {
-    env = await startEnv();
-    const logs = captureLogs('info');
-    const ctl = await env.startController({ logger: logs.logger });
-    const ep = await env.createEndpoint('http://web.prod');
-    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-    const internal = await eventually(() => env!.internalOf(ep.id), 'internal Service seen');
+    const { env, logs, ctl, ep, internal } = await projectedWeb();
     const name = internal.metadata.name;
     // Another controller holds the internal Service with a finalizer of its own.
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
-    const held = (): Service | undefined => env!.writes.cache.get(OPERATOR_NS, name);
+    const held = (): Service | undefined => env.writes.cache.get(OPERATOR_NS, name);
     await eventually(() => held()?.metadata['finalizers'], 'finalizer seen');
 
     await env.mock.client.endpoints.delete(ep.id);
@@ -65,11 +72,7 @@ describe('controller: Services held by finalizers', () => {
   });
 
   it('a wanted Service someone deleted while a finalizer holds it: the endpoint says deleting, then is projected again', async () => {
-    env = await startEnv();
-    const ctl = await env.startController();
-    const ep = await env.createEndpoint('http://api.prod');
-    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-    const first = await eventually(() => env!.internalOf(ep.id), 'internal Service seen');
+    const { env, ctl, ep, internal: first } = await projectedWeb('http://api.prod');
     const name = first.metadata.name;
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: [FINALIZER] } });
     await env.kube.deleteIfExists(kinds.service, OPERATOR_NS, name);
@@ -87,7 +90,7 @@ describe('controller: Services held by finalizers', () => {
     await env.kube.mergePatch(kinds.service, OPERATOR_NS, name, { metadata: { finalizers: null } });
     await eventually(() => ctl.status().counts['projected'] === 2, 'recreated and projected');
     const again = await eventually(
-      () => env!.internalOf(ep.id).then((s) => (s?.metadata.uid !== first.metadata.uid ? s : undefined)),
+      () => env.internalOf(ep.id).then((s) => (s?.metadata.uid !== first.metadata.uid ? s : undefined)),
       'recreated',
     );
     expect(again.metadata.uid).not.toBe(first.metadata.uid);
@@ -133,12 +136,7 @@ describe('controller: delayed watch events', () => {
 
 describe('controller: an alias that lost the managed-by label', () => {
   it('is reported as name-conflict with the reason, neither orphaned silently nor overwritten', async () => {
-    env = await startEnv();
-    const logs = captureLogs('info');
-    const ctl = await env.startController({ logger: logs.logger });
-    const ep = await env.createEndpoint('http://web.prod');
-    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-    const internal = await eventually(() => env!.internalOf(ep.id), 'internal Service seen');
+    const { env, logs, ctl, ep, internal } = await projectedWeb();
     // Someone edits the alias and drops the label; it still serves this endpoint.
     const edited = await env.kube.mergePatch(kinds.service, 'prod', 'web', {
       metadata: { labels: { [MANAGED_BY_LABEL]: null } },

@@ -1,21 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EndpointRecord, ProjectionConfig } from '../../src/binding/types.js';
+import type { EndpointRecord } from '../../src/binding/types.js';
 import { ControllerQueue } from '../../src/controller/queue.js';
 import type { Service } from '../../src/kube/index.js';
 import { waitFor } from '../kube/helpers.js';
 import { captureLogs } from '../helpers/logs.js';
 import { ManualClock, settle } from '../helpers/manual-clock.js';
 import { FakeServiceApi } from './fake-service-api.js';
-import { startReconcilerHarness, type ReconcilerHarness } from './reconciler-harness.js';
+import { HARNESS_CONFIG, startReconcilerHarness, type ReconcilerHarness } from './reconciler-harness.js';
 
-const identity = { release: 'r', operatorNamespace: 'ops' };
-const config: ProjectionConfig = {
-  identity,
-  clusterDomain: 'cluster.local',
-  portRange: { min: 10000, max: 10999 },
-  serviceLabels: {},
-  serviceAnnotations: {},
-};
+const config = HARNESS_CONFIG;
 
 /** Creates wait at a gate the test opens one by one, so a pass is "long" on the manual clock. */
 class GatedServiceApi extends FakeServiceApi {
