@@ -511,7 +511,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     resyncNow: async () => {
       if (!registration.operator) return false;
       await registration.repairDrift().catch(() => []);
-      return feed.relist('requested', signal);
+      // A listing already running began before the request and may predate what was asked about.
+      return feed.relistFresh('requested', signal);
     },
     stop() {
       stopping ??= (async () => {

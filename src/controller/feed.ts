@@ -286,6 +286,8 @@ export class EndpointFeed {
         if (!this.streamLive) {
           this.streamLive = true;
           this.opts.log.info({ eventId: ev.id }, 'endpoint notifications live');
+          // A poll wait begun while the stream was down gives way to the resync interval.
+          this.wake?.abort();
         }
         if (!this.completeListing) void this.relist('initial', signal);
         return;
@@ -358,12 +360,15 @@ export class EndpointFeed {
     while (!signal.aborted) {
       const live = this.streamLive;
       const delay = live ? this.opts.resyncIntervalMs : backoff.next(this.now(), this.clock.random());
-      // While live, a dropped stream cuts the wait short: polling starts at once.
-      const wake = live ? new AbortController() : undefined;
+      // The wait ends early when the stream changes: a drop starts polling at once, a stream
+      // that comes back live replaces the poll with the resync interval (no listing for it:
+      // the stream resumes without a gap or asks for a resync itself).
+      const wake = new AbortController();
       this.wake = wake;
-      await this.clock.sleep(delay, wake ? AbortSignal.any([signal, wake.signal]) : signal);
+      await this.clock.sleep(delay, AbortSignal.any([signal, wake.signal]));
       this.wake = undefined;
       if (signal.aborted) return;
+      if (!live && this.streamLive) continue;
       const ok = await this.relist(this.streamLive ? 'periodic' : 'poll', signal);
       if (ok) backoff.reset();
     }

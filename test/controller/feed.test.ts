@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,9 +33,15 @@ const ep = (i: number) => ({
 async function pagedApi(
   pages: () => ('ok' | 500)[],
   endpoints: () => number,
+  events?: (res: ServerResponse) => void,
 ): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname.endsWith('/events')) {
+      if (events) return events(res);
+      res.writeHead(404).end();
+      return;
+    }
     const page = Number(url.searchParams.get('page') ?? '0');
     const plan = pages();
     if (plan[page] === 500) {
@@ -151,6 +157,57 @@ describe('endpoint feed: only a complete listing removes', () => {
       expect(feed.snapshot().endpoints).toHaveLength(2);
     } finally {
       ctl.abort();
+      await running;
+      await client.close();
+    }
+  });
+
+  it('a stream that goes live replaces the poll wait begun before it with the resync interval: no extra listing', async () => {
+    let listings = 0;
+    const streams: ServerResponse[] = [];
+    const api = await pagedApi(
+      () => {
+        listings++;
+        return ['ok'];
+      },
+      () => 2,
+      (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+        streams.push(res);
+      },
+    );
+    server = api.server;
+    const clock = new ManualClock(Date.UTC(2026, 0, 1), 0);
+    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
+    const feed = new EndpointFeed({
+      client,
+      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
+      log: silentLogger(),
+      metrics: controllerMetrics(new Registry()),
+      resyncIntervalMs: 60_000,
+      onChange: () => undefined,
+      poll: { baseDelayMs: 100, maxDelayMs: 400 },
+      clock,
+    });
+    const ctl = new AbortController();
+    const running = feed.run(ctl.signal);
+    try {
+      // Not live yet: the timer waits a poll delay; the stream is connected but silent.
+      await waitFor(() => clock.sleeps.length >= 1 && streams.length === 1, 'poll wait and stream');
+      expect(clock.sleeps[0]).toBeLessThan(1_000);
+      streams[0]!.write('id: 1\nevent: ready\ndata: {"last_event_id":"1"}\n\n');
+      await waitFor(() => feed.complete && clock.sleeps.length >= 2, 'initial listing, then the resync wait');
+      expect(clock.sleeps[1]).toBe(60_000);
+      // The poll delay passing lists nothing more: the stream is live.
+      await clock.advance(clock.sleeps[0]!);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(listings).toBe(1);
+      await clock.advance(60_000);
+      await waitFor(() => listings === 2, 'periodic resync after the interval');
+    } finally {
+      ctl.abort();
+      for (const res of streams) res.destroy();
       await running;
       await client.close();
     }

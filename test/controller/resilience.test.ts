@@ -93,9 +93,9 @@ describe('controller: drift, restarts, failover, outages', () => {
     env.writes.reset();
     const listing = '/kubernetes_operators';
     for (const fault of [
-      { status: 503, count: 10, path_prefix: listing },
-      { status: 502, count: 10, html: true, path_prefix: listing },
-      { status: 503, count: 10, hang: true, path_prefix: listing },
+      { status: 503, count: 1000, path_prefix: listing },
+      { status: 502, count: 1000, html: true, path_prefix: listing },
+      { status: 503, count: 1000, hang: true, path_prefix: listing },
     ]) {
       await env.mock.admin('POST', '/admin/faults', fault);
       expect(await ctl.resyncNow()).toBe(false);
