@@ -29,6 +29,23 @@ function isInternal(s: Service, operatorNamespace: string): boolean {
 }
 
 /**
+ * The `namespace/name` an internal Service's endpoint URL names. Cached per object: the cache
+ * hands out the same objects pass after pass, and parsing 10,000 URLs each pass showed in the
+ * 10,000-endpoint profile.
+ */
+const aliasKeys = new WeakMap<Service, string | null>();
+function aliasKeyOf(s: Service): string | undefined {
+  let key = aliasKeys.get(s);
+  if (key === undefined) {
+    const url = s.metadata.annotations?.[ENDPOINT_URL_ANNOTATION];
+    const parsed = url === undefined ? undefined : parseEndpointUrl(url);
+    key = parsed?.ok ? `${parsed.value.namespace}/${parsed.value.name}` : null;
+    aliasKeys.set(s, key);
+  }
+  return key ?? undefined;
+}
+
+/**
  * Every alias our internal Services (in `operatorNamespace`) name, `namespace/name` to the uids
  * they record for it (`endpoint-binder.io/alias`; empty when none records one, as before an
  * upgrade's first pass).
@@ -41,11 +58,8 @@ export function namedAliases(
   const named = new Map<string, Set<string>>();
   for (const s of owned) {
     if (!isInternal(s, operatorNamespace) || !isOurs(s)) continue;
-    const url = s.metadata.annotations?.[ENDPOINT_URL_ANNOTATION];
-    if (url === undefined) continue;
-    const parsed = parseEndpointUrl(url);
-    if (!parsed.ok) continue;
-    const key = `${parsed.value.namespace}/${parsed.value.name}`;
+    const key = aliasKeyOf(s);
+    if (key === undefined) continue;
     const uids = named.get(key) ?? new Set<string>();
     named.set(key, uids);
     const alias = s.metadata.annotations?.[ALIAS_ANNOTATION];

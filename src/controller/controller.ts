@@ -220,6 +220,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     metrics,
     resyncIntervalMs: config.resyncIntervalSeconds * 1000,
     onChange: () => queue.requestPass(),
+    // A listing changes what deletes may do even when the endpoints are the same: a pass follows
+    // when one holds deletes back, or runs now on older knowledge; otherwise none (a resync of
+    // 10,000 unchanged endpoints plans nothing).
+    onUnchangedListing: () => {
+      if (reconciler.awaitsListing) queue.requestPass();
+    },
     clock,
     deletedGraceMs: config.bindings.deletes.deletedNotificationGraceSeconds * 1000,
     ...(opts.poll ? { poll: opts.poll } : {}),
@@ -232,16 +238,21 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     massDeleteMin: config.bindings.deletes.massDeleteMin,
     massDeleteConfirmDelayMs: config.bindings.deletes.massDeleteConfirmDelaySeconds * 1000,
   };
-  // A new leader lists at once: its deletes wait for a complete listing of its own term.
+  // A new leader's deletes wait for a complete listing of its own term. It lists at once, or,
+  // when the first sync is still to be applied, right after it: that sync's creates and updates
+  // need no such listing, and listing thousands of endpoints beside its projection on the one
+  // event loop slows both.
   startLeading = () => {
-    // An unchanged listing asks for no pass by itself; the deferred deletes need one.
-    if (registration.operator && config.bindings.enabled)
-      void feed.relistFresh('leading', signal).then((ok) => ok && queue.requestPass());
+    if (!registration.operator || !config.bindings.enabled) return;
+    const term = termStartedAt;
+    void (reconciler.caughtUp ? Promise.resolve() : caughtUp).then(async () => {
+      if (signal.aborted || !isLeader() || termStartedAt !== term) return;
+      await feed.relistFresh('leading', signal);
+    });
   };
   const confirmListing = (delayMs: number): void => {
     void clock.sleep(delayMs, signal).then(() => {
-      if (!signal.aborted)
-        void feed.relistFresh('confirm-deletes', signal).then((ok) => (ok ? queue.requestPass() : undefined));
+      if (!signal.aborted) void feed.relistFresh('confirm-deletes', signal);
     });
   };
   let resolveCaughtUp: () => void = () => undefined;

@@ -20,6 +20,8 @@ export interface FeedOptions {
   resyncIntervalMs: number;
   /** Called after every change to the endpoint set (the work queue's `add`; it coalesces). */
   onChange: () => void;
+  /** Called after a complete listing that changed nothing (it may still release held deletes). */
+  onUnchangedListing?: () => void;
   /** Poll backoff while the stream is down; defaults 1 s doubling to 60 s. */
   poll?: { baseDelayMs: number; maxDelayMs: number };
   clock?: Clock;
@@ -235,6 +237,7 @@ export class EndpointFeed {
     // An unchanged account needs no pass: the plan is a function of the endpoints and the
     // cluster, and cluster changes trigger passes of their own.
     if (changed) this.opts.onChange();
+    else this.opts.onUnchangedListing?.();
     return true;
   }
 

@@ -17,6 +17,13 @@ import type { InternalServicesChange } from './install-record-writer.js';
 export class InternalRecordBook {
   private absentSince = new Map<string, number>();
   private lastProblem: string | undefined;
+  private lastRead:
+    | {
+        record: ConfigMap | undefined;
+        identity: InstallIdentity;
+        result: { uids: ReadonlySet<string> | undefined; problem?: string };
+      }
+    | undefined;
 
   constructor(
     private readonly log: Logger,
@@ -29,7 +36,14 @@ export class InternalRecordBook {
    * Services (docs/projection.md "Ownership").
    */
   read(record: ConfigMap | undefined, identity: InstallIdentity): RecordedInternal {
-    const { uids, problem } = recordedInternalOf(record, identity);
+    // The cache hands out the same object until the record changes; parsing 20,000 uids every
+    // pass is most of this function's cost, so one parse per object and identity.
+    const memo = this.lastRead;
+    const { uids, problem } =
+      memo && memo.record === record && memo.identity === identity
+        ? memo.result
+        : recordedInternalOf(record, identity);
+    this.lastRead = { record, identity, result: { uids, ...(problem !== undefined ? { problem } : {}) } };
     if (problem !== undefined && this.lastProblem !== problem)
       this.log.error({ error: problem }, 'install record internal-services not read');
     this.lastProblem = problem;

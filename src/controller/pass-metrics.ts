@@ -22,15 +22,20 @@ export function recordPassMetrics(
   const outstanding = new Set(actions.map((a) => a.key));
   for (const o of outcomes)
     if (o.result === 'created' || o.result === 'updated' || o.result === 'deleted') outstanding.delete(o.key);
-  for (const role of [ROLE_INTERNAL, ROLE_ALIAS]) {
-    let want = 0;
-    let applied = 0;
-    for (const [key, svc] of desired) {
-      if (svc.metadata.labels?.[ROLE_LABEL] !== role) continue;
-      want++;
-      if (!outstanding.has(key)) applied++;
-    }
-    m.servicesDesired.set({ role }, want);
-    m.servicesApplied.set({ role }, applied);
+  const want = new Map<string, number>([
+    [ROLE_INTERNAL, 0],
+    [ROLE_ALIAS, 0],
+  ]);
+  const applied = new Map(want);
+  for (const [key, svc] of desired) {
+    const role = svc.metadata.labels?.[ROLE_LABEL];
+    const n = role === undefined ? undefined : want.get(role);
+    if (n === undefined) continue;
+    want.set(role!, n + 1);
+    if (!outstanding.has(key)) applied.set(role!, applied.get(role!)! + 1);
+  }
+  for (const [role, n] of want) {
+    m.servicesDesired.set({ role }, n);
+    m.servicesApplied.set({ role }, applied.get(role)!);
   }
 }

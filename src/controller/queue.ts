@@ -8,28 +8,24 @@ import { systemClock, type Clock } from '../time/clock.js';
  *
  * - `pass`: the world changed (an endpoint, a Service or Namespace event, leadership); one
  *   reconcile pass follows. Sources add it with a short delay, so a burst of changes is one pass.
- * - `read:<namespace>/<name>`: find out who holds a Service name the projection asked about
- *   (before the first write that depends on it; again, with backoff, while a foreign Service
- *   holds it).
- * - `scan:<namespace>`: the same for many names of one namespace at once (one list).
+ * - `read:<namespace>/<name>`: find out again who holds a Service name the projection asked
+ *   about, with backoff, while a foreign Service holds it or its read failed (the first read of a
+ *   name happens inside the pass, before the plan).
  * - `retry:<namespace>/<name>`: a Service whose write failed has waited out its backoff.
  */
-export type WorkItem = 'pass' | `read:${string}` | `scan:${string}` | `retry:${string}`;
+export type WorkItem = 'pass' | `read:${string}` | `retry:${string}`;
 
 export const PASS: WorkItem = 'pass';
 export const readItem = (key: string): WorkItem => `read:${key}`;
-export const scanItem = (namespace: string): WorkItem => `scan:${namespace}`;
 export const retryItem = (key: string): WorkItem => `retry:${key}`;
 
-export type ParsedItem =
-  { kind: 'pass' } | { kind: 'read' | 'retry'; key: string } | { kind: 'scan'; namespace: string };
+export type ParsedItem = { kind: 'pass' } | { kind: 'read' | 'retry'; key: string };
 
 export function parseItem(item: WorkItem): ParsedItem {
   if (item === PASS) return { kind: 'pass' };
   const colon = item.indexOf(':');
   const kind = item.slice(0, colon);
   const rest = item.slice(colon + 1);
-  if (kind === 'scan') return { kind: 'scan', namespace: rest };
   return { kind: kind === 'read' ? 'read' : 'retry', key: rest };
 }
 
@@ -65,7 +61,6 @@ function curveOf(item: WorkItem): BackoffOptions {
     case 'retry':
       return WRITE_BACKOFF;
     case 'read':
-    case 'scan':
       return READ_BACKOFF;
   }
 }

@@ -34,16 +34,9 @@ import type { FeedSnapshot } from './feed.js';
 import { lostLabelDetail } from './foreign-holder.js';
 import type { InternalServicesChange } from './install-record-writer.js';
 import type { ControllerMetrics } from './metrics.js';
+import { PASS, parseItem, readItem, retryItem, type ControllerQueue, type WorkItem } from './queue.js';
 import {
-  PASS,
-  parseItem,
-  readItem,
-  retryItem,
-  scanItem,
-  type ControllerQueue,
-  type WorkItem,
-} from './queue.js';
-import {
+  asWritten,
   recordOf,
   stateChanges,
   withWriteErrors,
@@ -118,10 +111,10 @@ export interface ReconcilerOptions {
 const SCAN_THRESHOLD = 8;
 
 /**
- * The reconcile pass, as external-dns's `RunOnce`: read (one snapshot) → `project()` → `plan()`
- * → apply (leader only) → record outcomes → report. It runs on the work queue's workers, which
- * also read the names the pass needs before it writes; it never sleeps or computes a delay (the
- * queue's rate limiter does), and it is the only writer of what the read model learns.
+ * The reconcile pass, as external-dns's `RunOnce`: read (one snapshot) → `project()` → read the
+ * names nobody has read → `plan()` → apply (leader only) → record outcomes → report. It runs on
+ * the work queue's workers, which also recheck names held by others; it never sleeps or computes
+ * a delay (the queue's rate limiter does), and it is the only writer of what the read model learns.
  */
 export class Reconciler {
   private readonly clock: Clock;
@@ -131,11 +124,8 @@ export class Reconciler {
   private previousStates = new Map<string, ProjectionState>();
   private portHints = new Map<string, number>();
   private reservations = new Map<string, Reservation>();
-  /** Names the last pass asked about; reads of other names are dropped. */
+  /** Names the last pass asked about; rechecks of other names are dropped. */
   private wanted = new Set<string>();
-  /** Names read for the first time: no pass runs until they are known. */
-  private readonly blockingReads = new Set<string>();
-  private readonly scanWanted = new Map<string, Set<string>>();
   private current: EndpointStatus[] = [];
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
@@ -145,6 +135,9 @@ export class Reconciler {
   private pendingConfirmation: PendingConfirmation | undefined;
   /** The last reason deletes were held back (logged when it changes, not every pass). */
   private heldReason: string | undefined;
+  /** Deletes the last guarded pass planned but held back (a complete listing may release them). */
+  private heldDeletes = 0;
+  private passRunning = false;
   private readonly internalRecord: InternalRecordBook;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
@@ -191,6 +184,14 @@ export class Reconciler {
     return this.passes;
   }
 
+  /**
+   * A complete listing that changed nothing needs a pass only if this is true: the last pass held
+   * deletes back until such a listing, or a pass is running that may hold some on older knowledge.
+   */
+  get awaitsListing(): boolean {
+    return this.heldDeletes > 0 || this.passRunning;
+  }
+
   /** Runs `workers` queue workers until `signal` aborts (which shuts the queue down). */
   async run(signal: AbortSignal, workers = this.o.writeConcurrency + 1): Promise<void> {
     const { queue } = this.o;
@@ -212,6 +213,7 @@ export class Reconciler {
     const it = parseItem(item);
     switch (it.kind) {
       case 'pass':
+        this.passRunning = true;
         try {
           await this.pass(signal);
           this.o.queue.forget(PASS);
@@ -222,12 +224,12 @@ export class Reconciler {
             { error: err instanceof Error ? err.stack : String(err), retryInMs },
             'reconcile pass failed',
           );
+        } finally {
+          this.passRunning = false;
         }
         return;
       case 'read':
-        return this.readName(it.key, signal);
-      case 'scan':
-        return this.scanNamespace(it.namespace, signal);
+        return this.recheckName(it.key, signal);
       case 'retry': {
         const f = this.failures.get(it.key);
         if (f) {
@@ -254,7 +256,7 @@ export class Reconciler {
 
   private async pass(signal: AbortSignal): Promise<void> {
     const { cluster, log, metrics } = this.o;
-    if (!cluster.synced || this.blockingReads.size > 0) return;
+    if (!cluster.synced) return;
     this.o.queue.passStarted();
     const snap = this.read(this.clock.now());
     const config = this.o.config();
@@ -304,12 +306,17 @@ export class Reconciler {
     if (signal.aborted) return;
     this.wanted = names.asked;
     // Everything the plan depends on is known before it is made: names nobody has read are read
-    // first (on every replica), and the pass runs again once they are.
+    // now (on every replica). All free (or unreadable, planned as free): the projection already
+    // treated them so and stands. One held by someone else changes it: project again.
     const unknown = names.unknown(owned);
     if (unknown.length > 0) {
-      this.requestReads(unknown);
       log.debug({ names: unknown.length }, 'reading Service names before planning');
-      return;
+      await this.readFirst(unknown, signal);
+      if (signal.aborted) return;
+      if (unknown.some((key) => cluster.name(key)?.holder === 'foreign')) {
+        this.o.queue.add(PASS);
+        return;
+      }
     }
     cluster.retainNames((key) => names.asked.has(key) && !owned.has(key));
     const frozen = new Set(
@@ -418,6 +425,7 @@ export class Reconciler {
       safety,
     );
     if (!isMassDelete(deletes, projections, safety)) this.pendingConfirmation = undefined;
+    this.heldDeletes = verdict.allow ? 0 : deletes;
     if (verdict.allow) {
       if (verdict.confirmed) {
         this.o.log.warn(
@@ -519,9 +527,13 @@ export class Reconciler {
     if (this.failures.delete(key)) this.o.queue.forget(retryItem(key));
   }
 
-  // ---- reads of names, on the queue's workers ----
+  // ---- reads of names ----
 
-  private requestReads(keys: readonly string[]): void {
+  /**
+   * First reads, inside the pass: a GET per name, or one list of the namespace when it has more
+   * than SCAN_THRESHOLD of them; as many at once as writes.
+   */
+  private async readFirst(keys: readonly string[], signal: AbortSignal): Promise<void> {
     const byNamespace = new Map<string, string[]>();
     for (const key of keys) {
       const [ns] = splitKey(key);
@@ -529,17 +541,18 @@ export class Reconciler {
       if (list) list.push(key);
       else byNamespace.set(ns, [key]);
     }
+    const reads: (() => Promise<unknown>)[] = [];
     for (const [ns, list] of byNamespace) {
-      for (const key of list) this.blockingReads.add(key);
-      if (list.length > SCAN_THRESHOLD) {
-        const wanted = this.scanWanted.get(ns) ?? new Set<string>();
-        for (const key of list) wanted.add(key);
-        this.scanWanted.set(ns, wanted);
-        this.o.queue.add(scanItem(ns));
-      } else {
-        for (const key of list) this.o.queue.add(readItem(key));
-      }
+      if (list.length > SCAN_THRESHOLD) reads.push(() => this.readNamespace(ns, list, signal));
+      else for (const key of list) reads.push(() => this.readName(key, signal));
     }
+    let next = 0;
+    const reader = async (): Promise<void> => {
+      while (next < reads.length && !signal.aborted) await reads[next++]!();
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(reads.length, Math.max(1, this.o.writeConcurrency)) }, reader),
+    );
   }
 
   /** What one observation of a name means for the queue: rechecked while held by others or unread. */
@@ -557,21 +570,17 @@ export class Reconciler {
     return changed;
   }
 
-  private readsDone(keys: Iterable<string>, changed: boolean): void {
-    let unblocked = false;
-    for (const key of keys) if (this.blockingReads.delete(key)) unblocked = true;
-    if (this.blockingReads.size > 0) return;
-    // The last first read: plan at once. A recheck that changed a holder: plan soon.
-    if (unblocked) this.o.queue.add(PASS);
-    else if (changed) this.o.queue.requestPass();
-  }
-
-  private async readName(key: string, signal: AbortSignal): Promise<void> {
+  /** A queued recheck of a name held by others (or unread); a changed holder asks for a pass. */
+  private async recheckName(key: string, signal: AbortSignal): Promise<void> {
     if (!this.wanted.has(key)) {
       this.o.queue.forget(readItem(key));
-      this.readsDone([key], false);
       return;
     }
+    if (await this.readName(key, signal)) this.o.queue.requestPass();
+  }
+
+  /** Reads who holds one name and records it; true when what is known about it changed. */
+  private async readName(key: string, signal: AbortSignal): Promise<boolean> {
     const [namespace, name] = splitKey(key);
     let seen: NameRecord['holder'];
     let detail: string | undefined;
@@ -582,7 +591,7 @@ export class Reconciler {
       if (live && seen === 'foreign') detail = lostLabelDetail(live, identity);
       this.o.metrics.kubeReads.inc({ op: 'get', result: 'ok' });
     } catch (err) {
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       this.o.metrics.kubeReads.inc({ op: 'get', result: 'error' });
       this.o.log.warn(
         { service: key, error: err instanceof Error ? err.message : String(err) },
@@ -590,33 +599,36 @@ export class Reconciler {
       );
       seen = 'unread';
     }
-    this.readsDone([key], this.noteName(key, seen, detail));
+    return this.noteName(key, seen, detail);
   }
 
-  private async scanNamespace(namespace: string, signal: AbortSignal): Promise<void> {
-    const wanted = [...(this.scanWanted.get(namespace) ?? [])];
-    this.scanWanted.delete(namespace);
+  /** The same for many names of one namespace, with one list. */
+  private async readNamespace(
+    namespace: string,
+    keys: readonly string[],
+    signal: AbortSignal,
+  ): Promise<boolean> {
     let held: Map<string, Service> | undefined;
     try {
       held = new Map((await this.o.listServices(namespace, signal)).map((s) => [s.metadata.name, s]));
       this.o.metrics.kubeReads.inc({ op: 'list', result: 'ok' });
     } catch (err) {
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       this.o.metrics.kubeReads.inc({ op: 'list', result: 'error' });
       this.o.log.warn(
-        { namespace, names: wanted.length, error: err instanceof Error ? err.message : String(err) },
+        { namespace, names: keys.length, error: err instanceof Error ? err.message : String(err) },
         'listing the Services of a namespace failed; planning its names as free and reading them again',
       );
     }
     let changed = false;
     const identity = this.o.config().identity;
-    for (const key of wanted) {
+    for (const key of keys) {
       const live = held?.get(splitKey(key)[1]);
       const seen = !held ? 'unread' : !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
       const detail = live && seen === 'foreign' ? lostLabelDetail(live, identity) : undefined;
       if (this.noteName(key, seen, detail)) changed = true;
     }
-    this.readsDone(wanted, changed);
+    return changed;
   }
 
   // ---- report ----
@@ -639,7 +651,7 @@ export class Reconciler {
       snap.takenAt,
       this.o.portReservationMs ?? 0,
     );
-    this.planned = desired.services;
+    this.planned = asWritten(desired.services, outcomes);
     this.portHints = desired.ports;
     for (const r of desired.repairs)
       log.warn({ kind: r.kind, url: r.url, detail: r.message }, 'forwarder port repaired');

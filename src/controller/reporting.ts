@@ -212,3 +212,22 @@ export function withWriteErrors(
     return msg === undefined ? s : { ...s, state: 'error', reason: `writing its Services failed: ${msg}` };
   });
 }
+
+/**
+ * The pass's Services as written: an internal Service written with its new alias's uid (learned
+ * during the apply) is planned so, or the observed status would call it different from the plan
+ * until the next pass.
+ */
+export function asWritten(
+  desired: ReadonlyMap<string, Service>,
+  outcomes: readonly ApplyOutcome[],
+): ReadonlyMap<string, Service> {
+  let out: Map<string, Service> | undefined;
+  for (const o of outcomes) {
+    if ((o.result !== 'created' && o.result !== 'updated') || o.action.op === 'delete') continue;
+    if (desired.get(o.key) === o.action.desired) continue;
+    out ??= new Map(desired);
+    out.set(o.key, o.action.desired);
+  }
+  return out ?? desired;
+}

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ControllerQueue,
-  PASS,
-  parseItem,
-  readItem,
-  retryItem,
-  scanItem,
-} from '../../src/controller/queue.js';
+import { ControllerQueue, PASS, parseItem, readItem, retryItem } from '../../src/controller/queue.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 describe("the controller's work queue", () => {
@@ -14,7 +7,6 @@ describe("the controller's work queue", () => {
     expect(parseItem(PASS)).toEqual({ kind: 'pass' });
     expect(parseItem(readItem('prod/api'))).toEqual({ kind: 'read', key: 'prod/api' });
     expect(parseItem(retryItem('ops/ep-a'))).toEqual({ kind: 'retry', key: 'ops/ep-a' });
-    expect(parseItem(scanItem('prod'))).toEqual({ kind: 'scan', namespace: 'prod' });
   });
 
   it('a pass follows a change at once, unless one started within 10 ms; changes meanwhile make one pass', async () => {

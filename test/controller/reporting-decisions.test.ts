@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ALIAS_ANNOTATION,
   ENDPOINT_ID_ANNOTATION,
   ENDPOINT_IDS_ANNOTATION,
   ROLE_LABEL,
@@ -8,6 +9,7 @@ import {
 import type { EndpointStatus, PlanAction, ProjectionState } from '../../src/binding/types.js';
 import type { ApplyOutcome } from '../../src/controller/apply.js';
 import {
+  asWritten,
   recordOf,
   stateChanges,
   withWriteErrors,
@@ -277,5 +279,46 @@ describe('the error overlay', () => {
     expect(withWriteErrors(statuses, services, new Map())).toEqual(statuses);
     // A failure of a Service no longer desired marks nobody.
     expect(withWriteErrors(statuses, services, new Map([['prod/gone', 'x']]))).toEqual(statuses);
+  });
+});
+
+describe('the Services a pass planned, as written', () => {
+  it("an internal Service written with its new alias's uid is planned so; unchanged writes keep the plan's map", () => {
+    const planned = internal('ep_a');
+    const alsoPlanned = alias(['ep_a']);
+    const desired = new Map([
+      ['ops/ep-a', planned],
+      ['prod/api', alsoPlanned],
+    ]);
+    const withUid: Service = {
+      ...planned,
+      metadata: {
+        ...planned.metadata,
+        annotations: { ...planned.metadata.annotations, [ALIAS_ANNOTATION]: 'prod/api/u9' },
+      },
+    };
+    const aliasCreated: ApplyOutcome = {
+      key: 'prod/api',
+      action: { op: 'create', key: 'prod/api', desired: alsoPlanned },
+      result: 'created',
+      object: live(alsoPlanned),
+    };
+    const written = asWritten(desired, [
+      aliasCreated,
+      { key: 'ops/ep-a', action: create(withUid), result: 'created', object: live(withUid) },
+    ]);
+    expect(written.get('ops/ep-a')).toBe(withUid);
+    expect(written.get('prod/api')).toBe(alsoPlanned);
+    expect(desired.get('ops/ep-a')).toBe(planned);
+    // Nothing written differently from the plan, or nothing written: the plan's own map.
+    expect(asWritten(desired, [aliasCreated])).toBe(desired);
+    const failed: ApplyOutcome = {
+      key: 'ops/ep-a',
+      action: create(withUid),
+      result: 'failed',
+      message: 'boom',
+      error: new Error('boom'),
+    };
+    expect(asWritten(desired, [failed])).toBe(desired);
   });
 });
