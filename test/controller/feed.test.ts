@@ -69,6 +69,27 @@ async function pagedApi(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+/** A feed on the manual clock against `url`: polls every 100 ms doubling to 400 ms, resyncs every 60 s. */
+function polledFeed(
+  url: string,
+  extra: { notifications?: false } = {},
+): { clock: ManualClock; client: ManagementClient; feed: EndpointFeed } {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1), 0);
+  const client = new ManagementClient({ baseUrl: url, apiKey: 'k', retry: { retries: 0 } });
+  const feed = new EndpointFeed({
+    client,
+    registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
+    log: silentLogger(),
+    metrics: controllerMetrics(new Registry()),
+    resyncIntervalMs: 60_000,
+    onChange: () => undefined,
+    poll: { baseDelayMs: 100, maxDelayMs: 400 },
+    clock,
+    ...extra,
+  });
+  return { clock, client, feed };
+}
+
 describe('endpoint feed: only a complete listing removes', () => {
   let server: Server | undefined;
   afterEach(() => server?.close());
@@ -120,19 +141,7 @@ describe('endpoint feed: only a complete listing removes', () => {
       () => 2,
     );
     server = api.server;
-    const clock = new ManualClock(Date.UTC(2026, 0, 1), 0);
-    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
-    const feed = new EndpointFeed({
-      client,
-      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
-      resyncIntervalMs: 60_000,
-      onChange: () => undefined,
-      poll: { baseDelayMs: 100, maxDelayMs: 400 },
-      notifications: false,
-      clock,
-    });
+    const { clock, client, feed } = polledFeed(api.url, { notifications: false });
     const ctl = new AbortController();
     const running = feed.run(ctl.signal);
     try {
@@ -178,18 +187,7 @@ describe('endpoint feed: only a complete listing removes', () => {
       },
     );
     server = api.server;
-    const clock = new ManualClock(Date.UTC(2026, 0, 1), 0);
-    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
-    const feed = new EndpointFeed({
-      client,
-      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
-      resyncIntervalMs: 60_000,
-      onChange: () => undefined,
-      poll: { baseDelayMs: 100, maxDelayMs: 400 },
-      clock,
-    });
+    const { clock, client, feed } = polledFeed(api.url);
     const ctl = new AbortController();
     const running = feed.run(ctl.signal);
     try {
