@@ -26,7 +26,7 @@ import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
 import { controllerMetrics } from './metrics.js';
-import { ControllerQueue } from './queue.js';
+import { ControllerQueue, PASS } from './queue.js';
 import { Reconciler } from './reconciler.js';
 import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
@@ -219,7 +219,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     log: log.child({ component: 'feed' }),
     metrics,
     resyncIntervalMs: config.resyncIntervalSeconds * 1000,
-    onChange: () => queue.requestPass(),
+    // An endpoint change is what a person waits on: its pass starts at once, not after the
+    // window that merges the cluster's event bursts (our own writes' echoes among them); a burst
+    // of changes still makes one pass per pass, as changes during a pass make one more.
+    onChange: () => queue.add(PASS),
     // A listing changes what deletes may do even when the endpoints are the same: a pass follows
     // when one holds deletes back, or runs now on older knowledge; otherwise none (a resync of
     // 10,000 unchanged endpoints plans nothing).

@@ -7,7 +7,8 @@ import { systemClock, type Clock } from '../time/clock.js';
  * The controller's one work queue and what goes through it:
  *
  * - `pass`: the world changed (an endpoint, a Service or Namespace event, leadership); one
- *   reconcile pass follows. Sources add it with a short delay, so a burst of changes is one pass.
+ *   reconcile pass follows. Cluster events add it with a short delay (`requestPass`), so a burst
+ *   of them is one pass; endpoint changes add it at once.
  * - `read:<namespace>/<name>`: find out again who holds a Service name the projection asked
  *   about, with backoff, while a foreign Service holds it or its read failed (the first read of a
  *   name happens inside the pass, before the plan).
