@@ -11,7 +11,8 @@
  *
  *   npm run bench:controller [-- --latency 200 --sizes 1000,5000,10000 --concurrency 16]
  *   BENCH_CPU_PROF=<dir> also writes <dir>/convergence-<n>.cpuprofile and <dir>/resync.cpuprofile
- *   (those windows only).
+ *   (those windows only). BENCH_LOG=<file> writes the controller's log there (BENCH_LOG_LEVEL,
+ *   default info; debug shows each pass's name reads), which slows the controller a little.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../src/time/clock.js';
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 import { parseEndpointUrl } from '../../src/binding/endpoint-url.js';
 import type { InstallIdentity } from '../../src/binding/identity.js';
@@ -118,13 +118,7 @@ export async function deleteService(sim: Kubesim, name: string, ns = NS): Promis
 }
 
 /** A loopback port that was free a moment ago (the allocated forwarder port of a test). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+export { freePort } from '../../bench/support/load.js';
 
 export async function connectTo(port: number): Promise<Socket> {
   const s = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
