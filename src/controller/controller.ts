@@ -248,9 +248,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   startLeading = () => {
     if (!registration.operator || !config.bindings.enabled) return;
     const term = termStartedAt;
+    const sameTerm = (): boolean => isLeader() && termStartedAt === term;
     void (reconciler.caughtUp ? Promise.resolve() : caughtUp).then(async () => {
-      if (signal.aborted || !isLeader() || termStartedAt !== term) return;
-      await feed.relistFresh('leading', signal);
+      if (!signal.aborted && sameTerm()) await feed.relistFreshUntilDone('leading', signal, sameTerm);
     });
   };
   const confirmListing = (delayMs: number): void => {
@@ -530,6 +530,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     },
     stop() {
       stopping ??= (async () => {
+        // Still leading: the Services it created are written down before the lease goes.
+        await installRecord.flush(2_000);
         ctl.abort();
         queue.shutDown();
         await started;

@@ -179,6 +179,25 @@ export class EndpointFeed {
     return this.relist(reason, signal);
   }
 
+  /**
+   * `relistFresh` until one succeeds, with the poll backoff between failures, while `wanted()`
+   * holds: a listing the deletion rules wait for must not be given up after one failed try.
+   */
+  async relistFreshUntilDone(reason: string, signal: AbortSignal, wanted: () => boolean): Promise<boolean> {
+    const poll = this.opts.poll ?? { baseDelayMs: 1_000, maxDelayMs: 60_000 };
+    const backoff = new Backoff({
+      initialMs: poll.baseDelayMs,
+      maxMs: poll.maxDelayMs,
+      jitter: 0.5,
+      resetAfterMs: Number.MAX_SAFE_INTEGER,
+    });
+    while (!signal.aborted && wanted()) {
+      if (await this.relistFresh(reason, signal)) return true;
+      await this.clock.sleep(backoff.next(this.now(), this.clock.random()), signal);
+    }
+    return false;
+  }
+
   private async listOnce(reason: string, signal?: AbortSignal): Promise<boolean> {
     const started = this.now();
     const generation = this.opts.registration.generation;

@@ -61,6 +61,7 @@ function mergePending(older: Pending | undefined, newer: Pending | undefined): P
 export class InstallRecordWriter {
   private desired: Pending | undefined;
   private running = false;
+  private idle: (() => void)[] = [];
   private readonly backoff = new Backoff(WRITE_BACKOFF);
 
   constructor(
@@ -84,6 +85,20 @@ export class InstallRecordWriter {
    */
   recordInternalServices(change: InternalServicesChange): void {
     this.enqueue({ internal: { add: new Set(change.add), remove: new Set(change.remove) } });
+  }
+
+  /**
+   * Resolves once nothing is pending (or after `timeoutMs`): a leader that stops writes down the
+   * internal Services it created first, or its successor would not trust them.
+   */
+  flush(timeoutMs: number): Promise<void> {
+    if (!this.running && !this.desired) return Promise.resolve();
+    const clock = this.opts.clock ?? systemClock;
+    const stop = new AbortController();
+    return Promise.race([
+      new Promise<void>((resolve) => this.idle.push(resolve)),
+      clock.sleep(timeoutMs, stop.signal),
+    ]).finally(() => stop.abort());
   }
 
   private enqueue(p: Pending): void {
@@ -115,6 +130,7 @@ export class InstallRecordWriter {
       }
     } finally {
       this.running = false;
+      if (!this.desired) for (const resolve of this.idle.splice(0)) resolve();
     }
   }
 

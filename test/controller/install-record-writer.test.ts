@@ -48,6 +48,25 @@ describe('InstallRecordWriter', () => {
     ).toEqual(['created', 'updated']);
   });
 
+  it('flush resolves once what was recorded is written (a stopping leader waits for it)', async () => {
+    sim = await startKubesim({ initialNamespaces: [NS] });
+    const kube = new KubeClient(sim.kubeConfig());
+    const writer = new InstallRecordWriter({
+      kube,
+      identity: IDENTITY,
+      log: captureLogs('info').logger,
+      signal: ctl.signal,
+    });
+    await writer.flush(10_000); // nothing pending: at once
+    writer.publish({ operatorId: 'k8sop_1' });
+    writer.recordInternalServices({ add: ['uid-a', 'uid-b'], remove: [] });
+    await writer.flush(10_000);
+    expect((await kube.get(kinds.configMap, NS, 'eb-install'))?.data).toEqual({
+      'operator-id': 'k8sop_1',
+      'internal-services': 'uid-a,uid-b',
+    });
+  });
+
   it('never overwrites a ConfigMap of that name without this install labels: reports it instead', async () => {
     sim = await startKubesim({ initialNamespaces: [NS] });
     const kube = new KubeClient(sim.kubeConfig());

@@ -1,18 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { startApiProxy, type ApiProxy } from '../helpers/api-proxy.js';
 import { captureLogs } from '../helpers/logs.js';
-import { eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
+import { kinds } from '../../src/kube/index.js';
+import { OPERATOR_NS, eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
 
 const msgIndex = (lines: Record<string, unknown>[], match: (l: Record<string, unknown>) => boolean): number =>
   lines.findIndex(match);
 
 describe("controller: a new leader's own listing", () => {
   let env: ControllerEnv | undefined;
+  let proxy: ApiProxy | undefined;
   afterEach(async () => {
+    await proxy?.close();
     await env?.close();
-    env = undefined;
+    env = proxy = undefined;
   });
 
-  it('a start over a changed account lists for its deletes after the first sync, then deletes what is gone', async () => {
+  it('a restart deletes what went away while no controller ran, only after a complete listing of its own term', async () => {
     env = await startEnv();
     const first = await env.startController();
     await env.createEndpoint('http://a.prod');
@@ -58,5 +62,46 @@ describe("controller: a new leader's own listing", () => {
     expect(await ctl.resyncNow()).toBe(true);
     expect(await quietFor(env.writes, 300)).toBe(0);
     expect(ctl.passCount()).toBe(passes);
+  });
+
+  it("deletes held for the new leader's own listing are carried out when it finally succeeds, unchanged", async () => {
+    env = await startEnv();
+    proxy = await startApiProxy(env.mock.url);
+    const a = await env.startController({ identity: 'replica-a' });
+    await eventually(() => a.isLeader(), 'a leads');
+    const b = await env.startController({ identity: 'replica-b', api: { baseUrl: proxy.url } });
+    await env.createEndpoint('http://keep.prod');
+    const gone = await env.createEndpoint('http://gone.prod');
+    await eventually(() => env!.service('prod', 'gone'), 'gone projected');
+    await eventually(() => b.isReady() && b.status().endpoints.length === 2, 'b knows both');
+    // Both internal Services are in the install record (what makes them, and their aliases, ours
+    // for b too).
+    await eventually(async () => {
+      const record = await env!.kube.get(kinds.configMap, OPERATOR_NS, 'endpoint-binder-install');
+      return record?.data?.['internal-services']?.split(',').length === 2;
+    }, 'both internal Services recorded');
+
+    // b's listings fail from now on (an empty page that names a next one); its notifications flow.
+    proxy.rewrite((p) => ({
+      ...p,
+      endpoints: [],
+      next_page_uri: `${String(p['uri'])}?limit=100&before_id=ep_0`,
+    }));
+    await a.stop();
+    await eventually(() => b.isLeader(), 'b takes over');
+    await env.mock.client.endpoints.delete(gone.id);
+    // b learns the deletion from the stream, but has no complete listing of its term: held.
+    await eventually(() => b.status().endpoints.length === 1, 'b drops the endpoint');
+    expect(await quietFor(env.writes, 800)).toBe(0);
+    expect(await env.service('prod', 'gone')).toBeDefined();
+
+    // Its own listing is retried; once it succeeds (and changes nothing: the stream already
+    // told), the held deletes go through.
+    proxy.rewrite(undefined);
+    await eventually(
+      async () => !(await env!.service('prod', 'gone')),
+      'alias of the deleted endpoint removed',
+    );
+    expect(await env.service('prod', 'keep')).toBeDefined();
   });
 });
