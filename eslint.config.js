@@ -92,7 +92,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/endpoint-binder.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/endpoint-binder.js', 'test/helpers/control-plane/watchdog.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

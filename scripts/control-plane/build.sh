@@ -4,6 +4,7 @@
 # client, into a git-ignored cache keyed by version. Nothing here is committed but this script.
 #
 #   scripts/control-plane/build.sh            # build or reuse; prints the bin folder last
+#   scripts/control-plane/build.sh --locate   # prints the bin folder if built (exit 0), else exit 1
 #   CONTROL_PLANE_DIR=/some/dir scripts/...   # another cache folder
 #
 # Why wrapper modules: `go install …@version` refuses a module whose go.mod has replace
@@ -25,21 +26,26 @@ BINARIES=(etcd kube-apiserver kube-controller-manager)
 
 say() { printf '[control-plane %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
+built() {
+  [[ -f "$STAMP" ]] && [[ "$(cat "$STAMP")" == "$KEY" ]] || return 1
+  for b in "${BINARIES[@]}"; do [[ -x "$BIN/$b" ]] || return 1; done
+}
+if [[ "${1:-}" == "--locate" ]]; then
+  if built; then echo "$BIN"; exit 0; fi
+  echo "not built: $KEY (run scripts/control-plane/build.sh)" >&2
+  exit 1
+fi
+
 if ! command -v go >/dev/null 2>&1; then
   say "go is not on PATH: install Go ≥ 1.24 (this project's machines have Go 1.26), then run this again"
   exit 3
 fi
 
-if [[ -f "$STAMP" ]] && [[ "$(cat "$STAMP")" == "$KEY" ]]; then
-  ok=1
-  for b in "${BINARIES[@]}"; do [[ -x "$BIN/$b" ]] || ok=0; done
-  if [[ $ok == 1 ]]; then
-    say "reusing $KEY (stamp $STAMP)"
-    echo "$BIN"
-    exit 0
-  fi
+if built; then
+  say "reusing $KEY (stamp $STAMP)"
+  echo "$BIN"
+  exit 0
 fi
-
 started=$(date +%s)
 mkdir -p "$BIN" "$OUT/src/kubernetes" "$OUT/src/etcd"
 rm -f "$STAMP"

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { Kubesim } from '../../src/kubesim/index.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 /**
  * Plays the kubelet for kubesim, which has no controllers: a pod template from a stored
@@ -68,18 +68,30 @@ export interface PodProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * What running a pod needs from its API server: kubesim and the real control plane
+ * (test/helpers/control-plane) both have it.
+ */
+export interface PodAccess {
+  kubeConfig(): KubeConfig;
+  writeKubeconfig(path: string, token?: string): Promise<void> | void;
+  serviceAccountToken(namespace: string, name: string): string | Promise<string>;
+}
+
 export function templateHash(template: unknown): string {
   return createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 10);
 }
 
 export async function runPod(
-  sim: Kubesim,
+  sim: PodAccess,
   opts: {
     namespace: string;
     name: string;
     template: PodTemplate;
     workDir: string;
-    loopbackArgs: (component: string) => string[];
+    loopbackArgs: (component: string, hostPorts?: ReadonlyMap<string | number, number>) => string[];
+    /** Where the node agent put the container's ports (the real control plane's pods). */
+    hostPorts?: ReadonlyMap<string | number, number>;
   },
 ): Promise<PodProcess> {
   const { namespace, name, template } = opts;
@@ -153,7 +165,7 @@ export async function runPod(
     const kubeconfig = join(dir, 'kubeconfig');
     await sim.writeKubeconfig(
       kubeconfig,
-      sim.serviceAccountToken(namespace, template.spec.serviceAccountName),
+      await sim.serviceAccountToken(namespace, template.spec.serviceAccountName),
     );
     kubeconfigArgs.push('--kubeconfig', kubeconfig);
   }
@@ -166,7 +178,7 @@ export async function runPod(
       resolve('src/cli/main.ts'),
       ...args,
       ...kubeconfigArgs,
-      ...opts.loopbackArgs(component),
+      ...opts.loopbackArgs(component, opts.hostPorts),
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],

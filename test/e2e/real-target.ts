@@ -1,0 +1,204 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { ControlPlaneClient } from '../helpers/control-plane/control-plane.js';
+import { k8sTool } from '../helpers/k8s-tools.js';
+import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { startNodeAgent, type NodeAgent } from '../helpers/node-agent/node-agent.js';
+import { exec } from './exec.js';
+import { podTemplateSchema, runPod } from './kubesim-pods.js';
+import type { ChartValues, E2eTarget } from './target.js';
+
+/**
+ * The scenario's target on a real control plane (etcd, kube-apiserver, kube-controller-manager
+ * built from their Go modules; test/helpers/control-plane): the real helm installs the chart, the
+ * real API server enforces its RBAC and admission fence, the real Job, Deployment and ReplicaSet
+ * controllers create the hook and workload Pods, and a node agent (test/helpers/node-agent) binds
+ * them to its node and runs each as a local `endpoint-binder` process with a TokenRequest token
+ * of its ServiceAccount. Cluster DNS and kube-proxy are played by `exchange`, as on kubesim.
+ */
+
+export interface RealTarget extends E2eTarget {
+  readonly cluster: ControlPlaneClient;
+  readonly agent: NodeAgent;
+  /** helm's error instead of a throw. */
+  tryInstall(values: ChartValues): Promise<{ ok: boolean; error: string }>;
+}
+
+export async function startRealTarget(
+  cluster: ControlPlaneClient,
+  opts: { release?: string; namespace?: string; appNamespaces?: string[] } = {},
+): Promise<RealTarget> {
+  const helmTool = k8sTool('helm');
+  if ('skip' in helmTool) throw new Error(helmTool.skip);
+  const release = opts.release ?? 'eb';
+  const namespace = opts.namespace ?? 'endpoint-binder';
+  const appNamespaces = opts.appNamespaces ?? ['apps', 'other'];
+  const work = mkdtempSync(join(tmpdir(), 'eb-real-e2e-'));
+  const kubeconfig = join(work, 'admin.kubeconfig');
+  cluster.writeKubeconfig(kubeconfig);
+  const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
+  let mock: TestMock | undefined;
+  let echo: Server | undefined;
+  let agent: NodeAgent | undefined;
+  const close = async (): Promise<void> => {
+    await agent?.stop();
+    await mock?.close();
+    await new Promise<void>((r) => (echo ? echo.close(() => r()) : r()));
+    if (process.env['E2E_KEEP_LOGS'] === undefined) rmSync(work, { recursive: true, force: true });
+  };
+
+  try {
+    for (const ns of appNamespaces)
+      await core.createNamespace({ body: { metadata: { name: ns } } }).catch((err: { code?: number }) => {
+        if (err.code !== 409) throw err;
+      });
+    mock = await startTestMock({ ingress: { host: '127.0.0.1' } });
+    echo = createServer({ allowHalfOpen: true }, (s) => {
+      s.on('error', () => s.destroy());
+      s.pipe(s);
+    });
+    await new Promise<void>((r) => echo!.listen(0, '127.0.0.1', r));
+    const echoPort = (echo.address() as AddressInfo).port;
+
+    const loopbackArgs = (component: string, ports?: ReadonlyMap<string | number, number>): string[] => {
+      const http = ports?.get('http') ?? 0;
+      return component === 'controller'
+        ? ['--listen', `127.0.0.1:${http}`]
+        : component === 'forwarder'
+          ? ['--listen-host', '127.0.0.1', '--http-listen', `127.0.0.1:${http}`]
+          : [];
+    };
+    agent = await startNodeAgent({
+      kubeConfig: cluster.kubeConfig(),
+      runner: async ({ pod, hostPorts }) => {
+        const p = await runPod(cluster, {
+          namespace: pod.metadata?.namespace ?? '',
+          name: pod.metadata?.name ?? '',
+          template: podTemplateSchema.parse({ metadata: pod.metadata, spec: pod.spec }),
+          workDir: work,
+          loopbackArgs,
+          hostPorts,
+        });
+        return { child: p.child, output: p.output };
+      },
+    });
+
+    // A port window of its own, apart from the kubesim target's (30000-32499).
+    const base = 22_000 + Math.floor(Math.random() * 8) * 250;
+    const baseValues: ChartValues = {
+      api: { baseUrl: mock.url },
+      credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
+      bindings: {
+        portRange: { min: base, max: base + 249 },
+        ingress: { tls: false },
+        foreignNameGraceSeconds: 2,
+      },
+      // One forwarder: on one host two processes cannot listen on the same ports.
+      forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
+      controller: {
+        leaderElection: { leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
+      },
+    };
+    const helmEnv = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: work,
+      HELM_CACHE_HOME: join(work, 'helm-cache'),
+      HELM_CONFIG_HOME: join(work, 'helm-config'),
+    };
+    const helm = async (args: string[]): Promise<string> => {
+      const r = await exec(helmTool.path, ['--kubeconfig', kubeconfig, ...args], {
+        timeoutMs: 6 * 60_000,
+        env: helmEnv,
+      });
+      if (r.code !== 0) {
+        const pods = Object.entries(agent?.outputs() ?? {})
+          .map(([name, out]) => `--- pod ${name} ---\n${out.slice(-1500)}`)
+          .join('\n');
+        throw new Error(`helm ${args.join(' ')} exited ${r.code}:\n${r.stderr || r.stdout}\n${pods}`);
+      }
+      return r.stdout;
+    };
+    const valuesFile = (values: ChartValues): string => {
+      const file = join(work, `values-${Date.now()}.json`);
+      writeFileSync(file, JSON.stringify(values));
+      return file;
+    };
+    const chart = resolve('charts/endpoint-binder');
+    const wait = ['--wait', '--timeout', '5m'];
+
+    const target: RealTarget = {
+      name: `kube-apiserver ${cluster.version}`,
+      release,
+      namespace,
+      api: { baseUrl: mock.url, apiKey: mock.key },
+      echoUpstream: `tcp://127.0.0.1:${echoPort}`,
+      baseValues,
+      appNamespaces,
+      cluster,
+      agent,
+      kubeConfig: () => cluster.kubeConfig(),
+      async install(values) {
+        await helm([
+          'install',
+          release,
+          chart,
+          '-n',
+          namespace,
+          '--create-namespace',
+          '-f',
+          valuesFile(values),
+          ...wait,
+        ]);
+      },
+      async tryInstall(values) {
+        try {
+          await target.install(values);
+          return { ok: true, error: '' };
+        } catch (err) {
+          return { ok: false, error: err instanceof Error ? err.message : String(err) };
+        }
+      },
+      async upgrade(values) {
+        await helm(['upgrade', release, chart, '-n', namespace, '-f', valuesFile(values), ...wait]);
+      },
+      async uninstall() {
+        await helm(['uninstall', release, '-n', namespace, ...wait]);
+      },
+      async deletePod(name) {
+        await core.deleteNamespacedPod({ namespace, name });
+      },
+      async exchange(host, port, data) {
+        // Cluster DNS and kube-proxy: name.namespace → the alias's externalName → the internal
+        // Service → its targetPort on the forwarder.
+        const [name = '', ns = ''] = host.split('.');
+        const alias = await core.readNamespacedService({ namespace: ns, name });
+        const m = /^([^.]+)\.([^.]+)\.svc\./.exec(alias.spec?.externalName ?? '');
+        if (!m) throw new Error(`${host} is not an alias: ${JSON.stringify(alias.spec)}`);
+        const internal = await core.readNamespacedService({ namespace: m[2]!, name: m[1]! });
+        const targetPort = internal.spec?.ports?.find((p) => p.port === port)?.targetPort;
+        if (typeof targetPort !== 'number')
+          throw new Error(`${host}:${port}: no such port on the internal Service`);
+        return await new Promise<string>((res, rej) => {
+          const s = connect({ host: '127.0.0.1', port: targetPort, allowHalfOpen: true });
+          const chunks: Buffer[] = [];
+          s.setTimeout(20_000, () => s.destroy(new Error('timeout')));
+          s.on('connect', () => s.end(data));
+          s.on('data', (c: Buffer) => chunks.push(c));
+          s.on('error', rej);
+          s.on('end', () => {
+            res(Buffer.concat(chunks).toString());
+            s.destroy();
+          });
+        });
+      },
+      close,
+    };
+    return target;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
