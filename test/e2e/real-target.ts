@@ -82,7 +82,7 @@ export async function startRealTarget(
           loopbackArgs,
           hostPorts,
         });
-        return { child: p.child, output: p.output };
+        return { child: p.child, output: () => p.output() };
       },
     });
 
