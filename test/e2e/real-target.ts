@@ -71,8 +71,13 @@ export async function startRealTarget(
           ? ['--listen-host', '127.0.0.1', '--http-listen', `127.0.0.1:${http}`]
           : [];
     };
+    const agentLog: string[] = [];
     agent = await startNodeAgent({
       kubeConfig: cluster.kubeConfig(),
+      onLog: (line) => {
+        agentLog.push(line);
+        if (process.env['E2E_AGENT_LOG'] === '1') console.log(`[node agent] ${line}`);
+      },
       runner: async ({ pod, hostPorts }) => {
         const p = await runPod(cluster, {
           namespace: pod.metadata?.namespace ?? '',
@@ -117,7 +122,8 @@ export async function startRealTarget(
         const pods = Object.entries(agent?.outputs() ?? {})
           .map(([name, out]) => `--- pod ${name} ---\n${out.slice(-1500)}`)
           .join('\n');
-        throw new Error(`helm ${args.join(' ')} exited ${r.code}:\n${r.stderr || r.stdout}\n${pods}`);
+        const log = agentLog.slice(-20).join('\n');
+        throw new Error(`helm ${args.join(' ')} exited ${r.code}:\n${r.stderr || r.stdout}\n${pods}\n--- node agent ---\n${log}`);
       }
       return r.stdout;
     };

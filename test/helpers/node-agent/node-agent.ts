@@ -151,10 +151,19 @@ export async function startNodeAgent(opts: {
       await core.replaceNamespacedPodStatus({
         namespace: run.namespace,
         name: run.name,
-        body: { ...pod, status: { ...(status as V1Pod['status']), containerStatuses: statuses as never } },
+        body: {
+          ...pod,
+          status: {
+            ...(status as V1Pod['status']),
+            // The API server set it at creation, from the resources; it is immutable.
+            qosClass: pod.status?.qosClass ?? 'BestEffort',
+            containerStatuses: statuses as never,
+          },
+        },
       });
     } catch (err) {
-      log(`status of ${run.namespace}/${run.name} not written: ${String(err)}`);
+      const body = (err as { body?: unknown }).body;
+      log(`status of ${run.namespace}/${run.name} not written: ${String(err)} ${typeof body === 'string' ? body : JSON.stringify(body)}`);
     }
   };
 
