@@ -15,6 +15,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 300_000,
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/summary-line.ts'],
   },
 });

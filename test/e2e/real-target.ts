@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ControlPlaneClient } from '../helpers/control-plane/control-plane.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
+import { startApiProxy, type ApiProxy } from '../helpers/api-proxy.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { startNodeAgent, type NodeAgent } from '../helpers/node-agent/node-agent.js';
 import { exec } from './exec.js';
@@ -23,13 +24,22 @@ import type { ChartValues, E2eTarget } from './target.js';
 export interface RealTarget extends E2eTarget {
   readonly cluster: ControlPlaneClient;
   readonly agent: NodeAgent;
+  /** The path from the controllers to the management API (api.baseUrl points at it). */
+  readonly proxy: ApiProxy;
+  readonly mock: TestMock;
   /** helm's error instead of a throw. */
   tryInstall(values: ChartValues): Promise<{ ok: boolean; error: string }>;
 }
 
 export async function startRealTarget(
   cluster: ControlPlaneClient,
-  opts: { release?: string; namespace?: string; appNamespaces?: string[] } = {},
+  opts: {
+    release?: string;
+    namespace?: string;
+    appNamespaces?: string[];
+    /** 0-7: which 250-port window of 22000-23999 the forwarder's ports come from (files in parallel differ). */
+    portWindow?: number;
+  } = {},
 ): Promise<RealTarget> {
   const helmTool = k8sTool('helm');
   if ('skip' in helmTool) throw new Error(helmTool.skip);
@@ -43,8 +53,10 @@ export async function startRealTarget(
   let mock: TestMock | undefined;
   let echo: Server | undefined;
   let agent: NodeAgent | undefined;
+  let proxy: ApiProxy | undefined;
   const close = async (): Promise<void> => {
     await agent?.stop();
+    await proxy?.close();
     await mock?.close();
     await new Promise<void>((r) => (echo ? echo.close(() => r()) : r()));
     if (process.env['E2E_KEEP_LOGS'] === undefined) rmSync(work, { recursive: true, force: true });
@@ -56,6 +68,7 @@ export async function startRealTarget(
         if (err.code !== 409) throw err;
       });
     mock = await startTestMock({ ingress: { host: '127.0.0.1' } });
+    proxy = await startApiProxy(mock.url);
     echo = createServer({ allowHalfOpen: true }, (s) => {
       s.on('error', () => s.destroy());
       s.pipe(s);
@@ -92,9 +105,9 @@ export async function startRealTarget(
     });
 
     // A port window of its own, apart from the kubesim target's (30000-32499).
-    const base = 22_000 + Math.floor(Math.random() * 8) * 250;
+    const base = 22_000 + (opts.portWindow ?? Math.floor(Math.random() * 8)) * 250;
     const baseValues: ChartValues = {
-      api: { baseUrl: mock.url },
+      api: { baseUrl: proxy.url },
       credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
       bindings: {
         portRange: { min: base, max: base + 249 },
@@ -123,7 +136,9 @@ export async function startRealTarget(
           .map(([name, out]) => `--- pod ${name} ---\n${out.slice(-1500)}`)
           .join('\n');
         const log = agentLog.slice(-20).join('\n');
-        throw new Error(`helm ${args.join(' ')} exited ${r.code}:\n${r.stderr || r.stdout}\n${pods}\n--- node agent ---\n${log}`);
+        throw new Error(
+          `helm ${args.join(' ')} exited ${r.code}:\n${r.stderr || r.stdout}\n${pods}\n--- node agent ---\n${log}`,
+        );
       }
       return r.stdout;
     };
@@ -145,6 +160,8 @@ export async function startRealTarget(
       appNamespaces,
       cluster,
       agent,
+      proxy,
+      mock,
       kubeConfig: () => cluster.kubeConfig(),
       async install(values) {
         await helm([

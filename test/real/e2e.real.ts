@@ -18,7 +18,7 @@ describe.skipIf(skip !== undefined)('e2e on a real kube-apiserver', () => {
   if ('skip' in rc) return;
   defineScenario(
     'the e2e scenario on a real kube-apiserver with the real helm',
-    () => startRealTarget(rc.cluster),
+    () => startRealTarget(rc.cluster, { portWindow: 0 }),
     {
       stepTimeoutMs: 90_000,
       setupTimeoutMs: 120_000,

@@ -98,7 +98,7 @@ export interface ControlPlaneClient extends ControlPlaneInfo {
   serviceAccountToken(namespace: string, name: string, expirationSeconds?: number): Promise<string>;
   /** Completed requests in the audit log so far. */
   audit(): AuditEvent[];
-  /** One request with the admin token (or `token`); JSON in and out. */
+  /** One request with the admin token (or `token`); JSON in and out (a PATCH is a merge patch). */
   fetch(
     method: string,
     path: string,
@@ -342,7 +342,10 @@ async function jsonRequest(
     headers: {
       authorization: `Bearer ${bearer}`,
       accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      // PATCH bodies are JSON merge patches.
+      ...(body === undefined
+        ? {}
+        : { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }),
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });

@@ -1,0 +1,264 @@
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoordinationV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownershipLabels, ownershipSelector, ROLE_ALIAS, ROLE_LABEL } from '../../src/binding/identity.js';
+import type { AuditEvent } from '../helpers/control-plane/control-plane.js';
+import { realCluster } from '../helpers/control-plane/use.js';
+import { k8sTool } from '../helpers/k8s-tools.js';
+import { exec, waitFor } from '../e2e/exec.js';
+import { startRealTarget, type RealTarget } from '../e2e/real-target.js';
+import { deepMerge } from '../e2e/scenario.js';
+
+/**
+ * The product on a real kube-apiserver, beyond the e2e scenario (e2e.real.ts): what the real
+ * server enforces with the controller's own ServiceAccount token (RBAC and the chart's admission
+ * fence), and the controller's promises counted by the real server's audit log: a restart of
+ * every replica writes no Service, a truncated listing deletes nothing, a namespace opt-out
+ * removes the aliases and an opt-in brings them back; and `endpoint-binder check` against it.
+ */
+const rc = realCluster();
+const helm = k8sTool('helm');
+const skip = 'skip' in rc ? rc.skip : 'skip' in helm ? helm.skip : undefined;
+if (skip) console.log(`[real cluster] product.real.ts skipped: ${skip}`);
+
+const RELEASE = 'ebp';
+const NAMESPACE = 'eb-product';
+const APPS = 'papps';
+const ENDPOINTS = 6;
+
+describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () => {
+  let t: RealTarget;
+  let core: CoreV1Api;
+  const controllerUser = `system:serviceaccount:${NAMESPACE}:${RELEASE}-endpoint-binder-controller`;
+  const owned = async (): Promise<V1Service[]> =>
+    (
+      await core.listServiceForAllNamespaces({
+        labelSelector: ownershipSelector({ release: RELEASE, operatorNamespace: NAMESPACE }),
+      })
+    ).items;
+  const aliasesIn = async (ns: string): Promise<number> =>
+    (await owned()).filter(
+      (s) => s.metadata?.namespace === ns && s.metadata.labels?.[ROLE_LABEL] === ROLE_ALIAS,
+    ).length;
+  /** Service writes by the controller's account since `from` (an index into the audit log). */
+  const serviceWrites = (from: number): AuditEvent[] =>
+    t.cluster
+      .audit()
+      .slice(from)
+      .filter(
+        (e) =>
+          e.user.username === controllerUser &&
+          e.objectRef?.resource === 'services' &&
+          ['create', 'update', 'patch', 'delete'].includes(e.verb),
+      );
+  const describeWrites = (w: AuditEvent[]): string =>
+    w
+      .map((e) => `${e.verb} ${e.objectRef?.namespace}/${e.objectRef?.name} ${e.responseStatus?.code}`)
+      .join('\n');
+
+  beforeAll(async () => {
+    if ('skip' in rc) return;
+    t = await startRealTarget(rc.cluster, {
+      release: RELEASE,
+      namespace: NAMESPACE,
+      appNamespaces: [APPS, 'pother'],
+      portWindow: 4,
+    });
+    core = t.kubeConfig().makeApiClient(CoreV1Api);
+    await t.install(deepMerge(t.baseValues, { controller: { resyncIntervalSeconds: 10 } }));
+    for (let i = 0; i < ENDPOINTS; i++)
+      await t.mock.client.endpoints.create({
+        url: `tcp://svc-${i}.${APPS}:7000`,
+        bindings: ['kubernetes'],
+        upstream_url: t.echoUpstream,
+      });
+    await waitFor(
+      'every endpoint projected',
+      async () => ((await owned()).length === 2 * ENDPOINTS ? true : undefined),
+      {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+      },
+    );
+  }, 240_000);
+
+  afterAll(async () => {
+    if (!t) return;
+    await t.uninstall().catch(() => undefined);
+    await t.close();
+  }, 240_000);
+
+  it("the real API server refuses the controller's token outside this install (RBAC and the fence)", async () => {
+    const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
+    const labels = ownershipLabels({ release: RELEASE, operatorNamespace: NAMESPACE });
+    const alias = (name: string, l: Record<string, string> | undefined) => ({
+      metadata: { name, ...(l ? { labels: l } : {}) },
+      spec: { type: 'ExternalName', externalName: 'x.example.com' },
+    });
+    // A tenant's Service and a kube-dns stand-in, made by the admin.
+    await t.cluster.fetch('POST', `/api/v1/namespaces/${APPS}/services`, {
+      metadata: { name: 'tenant-web' },
+      spec: { ports: [{ port: 80 }] },
+    });
+    await t.cluster.fetch('POST', '/api/v1/namespaces/kube-system/services', {
+      metadata: { name: 'kube-dns' },
+      spec: { ports: [{ port: 53, protocol: 'UDP' }] },
+    });
+    const as = (method: string, path: string, body?: unknown) => t.cluster.fetch(method, path, body, token);
+    const refused = {
+      'create in kube-system': await as(
+        'POST',
+        '/api/v1/namespaces/kube-system/services',
+        alias('eb-probe', labels),
+      ),
+      'delete kube-system/kube-dns': await as('DELETE', '/api/v1/namespaces/kube-system/services/kube-dns'),
+      "delete a tenant's Service": await as('DELETE', `/api/v1/namespaces/${APPS}/services/tenant-web`),
+      "patch a tenant's Service": await t.cluster
+        .fetch('GET', `/api/v1/namespaces/${APPS}/services/tenant-web`)
+        .then((r) =>
+          as('PUT', `/api/v1/namespaces/${APPS}/services/tenant-web`, {
+            ...(r.body as Record<string, unknown>),
+            metadata: { ...(r.body as { metadata: Record<string, unknown> }).metadata, labels },
+          }),
+        ),
+      'create without the ownership labels': await as(
+        'POST',
+        `/api/v1/namespaces/${APPS}/services`,
+        alias('unlabelled', undefined),
+      ),
+      'create a ClusterIP Service outside the operator namespace': await as(
+        'POST',
+        `/api/v1/namespaces/${APPS}/services`,
+        {
+          metadata: { name: 'clusterip', labels },
+          spec: { ports: [{ port: 80 }] },
+        },
+      ),
+    };
+    for (const [what, r] of Object.entries(refused))
+      expect(r.status, `${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(403);
+    // The fence answered where RBAC allows the verb: its message names it.
+    const fenced = JSON.stringify(refused['create without the ownership labels'].body);
+    expect(fenced, 'the refusal names the fence').toContain('endpoint-binder fence');
+    // The install's own kind of write passes.
+    const own = await as('POST', `/api/v1/namespaces/${APPS}/services`, alias('fence-probe', labels));
+    expect(own.status, JSON.stringify(own.body).slice(0, 300)).toBe(201);
+    const gone = await as('DELETE', `/api/v1/namespaces/${APPS}/services/fence-probe`);
+    expect(gone.status).toBe(200);
+  });
+
+  it('a restart of every controller replica writes no Service (counted by the audit log)', async () => {
+    const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
+    const holder = async () =>
+      (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })).spec
+        ?.holderIdentity ?? '';
+    const before = await owned();
+    const mark = t.cluster.audit().length;
+    const old = (
+      await core.listNamespacedPod({
+        namespace: NAMESPACE,
+        labelSelector: 'app.kubernetes.io/component=controller',
+      })
+    ).items.map((p) => p.metadata?.name ?? '');
+    expect(old.length, 'controller pods').toBe(2);
+    await Promise.all(old.map((name) => core.deleteNamespacedPod({ namespace: NAMESPACE, name })));
+    const leader = await waitFor(
+      'a leader among the new pods',
+      async () => {
+        const h = await holder();
+        return h && !old.some((o) => h.startsWith(o)) ? h : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    // The new leader's first sync and a resync (10 s) have run by then.
+    await new Promise((r) => setTimeout(r, 15_000));
+    const writes = serviceWrites(mark);
+    expect(writes, `Service writes by ${leader} after the restart:\n${describeWrites(writes)}`).toEqual([]);
+    const after = await owned();
+    expect(after.map((s) => s.metadata?.resourceVersion).sort()).toEqual(
+      before.map((s) => s.metadata?.resourceVersion).sort(),
+    );
+  }, 180_000);
+
+  it('a truncated listing deletes nothing', async () => {
+    const before = (await owned()).length;
+    const mark = t.cluster.audit().length;
+    const served = t.proxy.pagesServed;
+    let truncated = 0;
+    // The next listing's first page loses half its endpoints and says it is the last one.
+    t.proxy.rewrite((page, index) => {
+      if (truncated > 0 || index !== 0) return page;
+      truncated++;
+      return { ...page, endpoints: page.endpoints.slice(0, ENDPOINTS / 2), next_page_uri: null };
+    });
+    await waitFor(
+      'the truncated listing and two more',
+      async () => (t.proxy.pagesServed >= served + 3 && truncated ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    t.proxy.rewrite(undefined);
+    const deletes = serviceWrites(mark).filter((e) => e.verb === 'delete');
+    expect(deletes, describeWrites(deletes)).toEqual([]);
+    expect((await owned()).length).toBe(before);
+  }, 120_000);
+
+  it("a namespace's opt-out removes its aliases; opting in again brings them back", async () => {
+    const label = (value: string | null) =>
+      t.cluster.fetch('PATCH', `/api/v1/namespaces/${APPS}`, {
+        metadata: { labels: { 'endpoint-binder.io/aliases': value } },
+      });
+    expect(await aliasesIn(APPS)).toBe(ENDPOINTS);
+    expect((await label('disabled')).status, 'label the namespace').toBe(200);
+    await waitFor('the aliases gone', async () => ((await aliasesIn(APPS)) === 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+    });
+    expect((await label(null)).status, 'unlabel the namespace').toBe(200);
+    await waitFor(
+      'the aliases back',
+      async () => ((await aliasesIn(APPS)) === ENDPOINTS ? true : undefined),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+      },
+    );
+  }, 90_000);
+
+  it("`endpoint-binder check` passes with the controller's token and from an admin kubeconfig", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eb-real-check-'));
+    const cm = await core.readNamespacedConfigMap({
+      namespace: NAMESPACE,
+      name: `${RELEASE}-endpoint-binder-controller`,
+    });
+    const config = join(dir, 'controller.yaml');
+    writeFileSync(config, cm.data?.['controller.yaml'] ?? '');
+    const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
+    const kubeconfigs = {
+      controller: join(dir, 'controller.kubeconfig'),
+      admin: join(dir, 'admin.kubeconfig'),
+    };
+    t.cluster.writeKubeconfig(kubeconfigs.controller, token);
+    t.cluster.writeKubeconfig(kubeconfigs.admin);
+    for (const [who, kc] of Object.entries(kubeconfigs)) {
+      const r = await exec(
+        process.execPath,
+        ['bin/endpoint-binder.js', 'check', '--config', config, '--kubeconfig', kc],
+        {
+          timeoutMs: 120_000,
+          env: {
+            ...process.env,
+            ENDPOINT_BINDER_API_KEY: t.mock.key,
+            POD_NAMESPACE: NAMESPACE,
+          },
+        },
+      );
+      expect(r.code, `check as ${who} exited ${r.code}:\n${r.stdout}\n${r.stderr}`).toBe(0);
+      expect(r.stdout, `check as ${who}`).not.toContain('✗');
+    }
+  }, 180_000);
+});
