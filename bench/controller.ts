@@ -9,7 +9,7 @@
  *     direct run before and after the controller's, the ratio to their mean);
  *  3. a full resync of the largest N unchanged: Kubernetes writes, CPU time, controller RSS.
  *
- *   npm run bench:controller [-- --latency 200 --sizes 1000,5000,10000 --concurrency 16]
+ *   npm run bench:controller [-- --latency 200 --sizes 1000,5000,10000 --concurrency 16 --target real]
  *   BENCH_CPU_PROF=<dir> also writes <dir>/convergence-<n>.cpuprofile and <dir>/resync.cpuprofile
  *   (those windows only). BENCH_LOG=<file> writes the controller's log there (BENCH_LOG_LEVEL,
  *   default info; debug shows each pass's name reads), which slows the controller a little.
@@ -44,6 +44,8 @@ const Args = z.object({
     .transform((s) => s.split(',').map((x) => Number(x)))
     .pipe(z.array(z.number().int().min(1).max(20_000))),
   concurrency: z.coerce.number().int().min(1).max(128).default(16),
+  /** kubesim, or a real kube-apiserver (`npm run control-plane:build` first). */
+  target: z.enum(['kubesim', 'real']).default('kubesim'),
 });
 const args = parseBenchArgs('bench/controller.ts', Args);
 
@@ -65,7 +67,7 @@ async function startEnv(): Promise<Env> {
   const kubeconfig = join(mkdtempSync(join(tmpdir(), 'eb-bench-')), 'kubeconfig');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'bench/support/env-server.ts', kubeconfig, '100'],
+    ['--import', 'tsx', 'bench/support/env-server.ts', kubeconfig, '100', args.target],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
@@ -391,7 +393,11 @@ async function writes(ctl: Controller): Promise<number> {
   return (m?.values ?? []).reduce((s, v) => s + v.value, 0);
 }
 
-const report: Record<string, unknown> = { node: process.version, concurrency: args.concurrency };
+const report: Record<string, unknown> = {
+  node: process.version,
+  concurrency: args.concurrency,
+  target: args.target,
+};
 report['latency_notifications'] = await latency(true);
 report['latency_polling_only'] = await latency(false);
 const conv: Record<string, unknown>[] = [];
