@@ -30,7 +30,8 @@ import type {
  *   1. URL rules 1–4 → `invalid-url`
  *   2. the selector (false, or failed on it) → `not-selected`
  *   3. the name part must be a DNS-1035 label → `invalid-url`
- *   4. the internal name is held by a Service not of this install → `name-conflict`
+ *   4. the internal name is held by a Service of this install no proof makes ours → `unproven`;
+ *      by a Service not of this install → `name-conflict`
  *   5. an older endpoint has the same internal name → `name-conflict`
  *   then per hostname group (oldest first):
  *   5b. beyond the group caps (endpoints, distinct ports per hostname) → `group-too-large`
@@ -194,7 +195,10 @@ export function* projectionSteps(
   const named: Candidate[] = [];
   for (const c of candidates) {
     const holder = nameHolders.get(c.internalName);
-    if (cluster.foreign.has(key(opns, c.internalName))) {
+    const unproven = cluster.unproven?.get(key(opns, c.internalName));
+    if (unproven !== undefined) {
+      decide(c.index, 'unproven', unproven);
+    } else if (cluster.foreign.has(key(opns, c.internalName))) {
       decide(
         c.index,
         'name-conflict',
@@ -252,6 +256,7 @@ export function* projectionSteps(
   const allocation = allocatePorts({
     urls: members.filter(wins).map((c) => c.url.url),
     claims: portClaims(cluster.owned.filter((s) => s.metadata.namespace === opns)),
+    held: portClaims(cluster.unprovenInternal ?? []),
     hints: input.portHints,
     reserved: input.reserved,
     range: config.portRange,
@@ -287,8 +292,13 @@ export function* projectionSteps(
     // namespace that does not; a stale entry there must not hide `namespace-missing`.
     const aliasHolder = namespace === opns ? nameHolders.get(name) : undefined;
     let aliasTaken: string | undefined;
+    let takenState: ProjectionState = 'name-conflict';
+    const aliasUnproven = cluster.unproven?.get(aliasKey);
     // A closed namespace is not even asked about: no read of its Services is made for an alias.
-    if (denied === undefined && phase !== undefined && cluster.foreign.has(aliasKey)) {
+    if (denied === undefined && phase !== undefined && aliasUnproven !== undefined) {
+      aliasTaken = aliasUnproven;
+      takenState = 'unproven';
+    } else if (denied === undefined && phase !== undefined && cluster.foreign.has(aliasKey)) {
       aliasTaken = `Service ${aliasKey} ${cluster.foreignDetail?.get(aliasKey) ?? `${notOurs}; the alias Service cannot be created`}`;
     } else if (
       denied === undefined &&
@@ -308,7 +318,7 @@ export function* projectionSteps(
       let state: ProjectionState;
       let reason = '';
       if (aliasTaken !== undefined) {
-        state = 'name-conflict';
+        state = takenState;
         reason = aliasTaken;
       } else if (!wins(m)) {
         const w = winners.get(m.url.hostport)!;

@@ -1,4 +1,4 @@
-import { anchorOwned, withCreatedAliases } from '../binding/anchors.js';
+import { proveOwnership, unprovenReason, withCreatedAliases } from '../binding/ownership.js';
 import {
   decideDeletes,
   isMassDelete,
@@ -104,7 +104,11 @@ export interface ReconcilerOptions {
    * Where the leader records the internal Services it created (the install-record writer); the
    * list is read back through the cluster's watch of the record. Without it nothing is recorded.
    */
-  internalRecord?: { recordInternalServices(change: InternalServicesChange): void };
+  internalRecord?: {
+    recordInternalServices(change: InternalServicesChange): void;
+    /** Writes the pass's write-ahead entries before its creates; false: not written (creates wait). */
+    writeAhead(intents: readonly string[], signal: AbortSignal): Promise<boolean>;
+  };
 }
 
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
@@ -266,16 +270,23 @@ export class Reconciler {
     const t0 = performance.now();
     // Labels alone are not ownership outside the operator namespace: a Service there is ours
     // only when one of our internal Services names it; the others are reported and left alone.
-    const anchored = anchorOwned(
+    const anchored = proveOwnership(
       [...snap.cluster.owned.values()],
       config.identity.operatorNamespace,
+      recorded,
       (svc) => {
         const uid = svc.metadata.uid;
         return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
       },
-      recorded,
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
+    // Our internal Services no proof makes ours: their endpoints are `unproven` (not
+    // name-conflict), and the ports they name go to no other URL.
+    const unprovenInternal = anchored.unanchored.filter(
+      (svc) =>
+        svc.metadata.namespace === config.identity.operatorNamespace &&
+        svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL,
+    );
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
     this.unanchored.seen(anchored.unanchored.map((svc) => [keyOf(svc), svc] as const));
     this.deleting.seen(anchored.trusted.filter(isDeleting).map((svc) => [keyOf(svc), svc] as const));
@@ -295,6 +306,8 @@ export class Reconciler {
           foreign: names,
           foreignDetail: names.details(),
           recentlyFreed,
+          unproven: new Map(unprovenInternal.map((svc) => [keyOf(svc), unprovenReason(svc)])),
+          unprovenInternal,
         },
         config,
         random: () => this.clock.random(),
@@ -334,7 +347,28 @@ export class Reconciler {
     // A failure whose Service needs no write any more is over: the cluster holds what we want.
     const plannedKeys = new Set(actions.map((a) => a.key));
     for (const key of [...this.failures.keys()]) if (!plannedKeys.has(key)) this.clearFailure(key);
-    const ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
+    let ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
+
+    // Write-ahead (docs/controller.md "Ownership"): the names this pass creates are in the
+    // install record before any create, so a successor proves them whatever instant this
+    // process dies at. One record write; when it fails the creates wait for a later pass.
+    let wroteAhead: string[] = [];
+    if (snap.leader) {
+      const creates = ready
+        .filter((a) => a.op === 'create' || a.op === 'recreate')
+        .map((a) => a.key)
+        .filter((key) => !recorded.intents.has(key));
+      if (creates.length > 0 && this.o.internalRecord) {
+        if (await this.o.internalRecord.writeAhead(creates, signal)) wroteAhead = creates;
+        else {
+          if (signal.aborted) return;
+          const skipped = new Set(creates);
+          ready = ready.filter((a) => !skipped.has(a.key));
+          const retryInMs = this.o.queue.addRateLimited(PASS);
+          log.warn({ creates: creates.length, retryInMs }, 'install record not written; creates wait');
+        }
+      }
+    }
 
     // Apply (leader only; leadership is checked again before every write).
     let outcomes: ApplyOutcome[] = [];
@@ -371,12 +405,18 @@ export class Reconciler {
           for (const out of first)
             if (out.result === 'created' && out.object.metadata.uid !== undefined)
               created.set(out.key, out.object.metadata.uid);
+          // Internal Services are deleted last: an alias stays proven (its uid recorded on them)
+          // until it is gone itself, so a death in between leaves no orphan.
+          const internalDelete = (a: PlanAction): boolean =>
+            a.op === 'delete' && a.live.metadata.namespace === opns;
           const rest = withCreatedAliases(
-            ready.filter((a) => !newAlias(a)),
+            ready.filter((a) => !newAlias(a) && !internalDelete(a)),
             created,
             opns,
           );
-          return [...first, ...(await applyAll(rest, ctx, this.o.writeConcurrency, count))];
+          const second = await applyAll(rest, ctx, this.o.writeConcurrency, count);
+          const last = await applyAll(ready.filter(internalDelete), ctx, this.o.writeConcurrency, count);
+          return [...first, ...second, ...last];
         })(),
       );
       applyMs = performance.now() - t1;
@@ -395,6 +435,7 @@ export class Reconciler {
       trusted: anchored.trusted,
       outcomes,
       recorded,
+      wroteAhead,
     });
     await this.report(snap, desired, actions, outcomes, {
       planMs,

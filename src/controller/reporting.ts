@@ -141,6 +141,7 @@ const STATE_REASON: Partial<Record<ProjectionState, string>> = {
   'namespace-missing': 'NamespaceMissing',
   'namespace-denied': 'NamespaceDenied',
   'name-conflict': 'NameConflict',
+  unproven: 'OwnershipUnproven',
   'port-conflict': 'PortConflict',
   'invalid-url': 'InvalidURL',
   'ports-exhausted': 'PortsExhausted',
