@@ -60,7 +60,9 @@ export function installRecordConfigMap(id: InstallIdentity, record: InstallRecor
   if (record.operatorId !== undefined) data[OPERATOR_ID_KEY] = record.operatorId;
   if (record.internalServices !== undefined)
     data[INTERNAL_SERVICES_KEY] = formatInternalServices(record.internalServices);
-  if (record.intents !== undefined) data[INTENTS_KEY] = formatInternalServices(record.intents);
+  // No entries, no key: a settled record reads as it did before write-ahead entries existed.
+  if (record.intents !== undefined && record.intents.length > 0)
+    data[INTENTS_KEY] = formatInternalServices(record.intents);
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',

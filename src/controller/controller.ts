@@ -230,32 +230,22 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       if (reconciler.awaitsListing) queue.requestPass();
     },
     clock,
-    deletedGraceMs: config.bindings.deletes.deletedNotificationGraceSeconds * 1000,
     ...(opts.poll ? { poll: opts.poll } : {}),
     ...(opts.notifications === false ? { notifications: false } : {}),
   });
 
   const deleteSafety: DeleteSafety = {
     knowledgeMaxAgeMs: config.bindings.deletes.knowledgeMaxAgeSeconds * 1000,
-    massDeleteShare: config.bindings.deletes.massDeleteShare,
-    massDeleteMin: config.bindings.deletes.massDeleteMin,
-    massDeleteConfirmDelayMs: config.bindings.deletes.massDeleteConfirmDelaySeconds * 1000,
   };
-  // A new leader's deletes wait for a complete listing of its own term. It lists at once, or,
-  // when the first sync is still to be applied, right after it: that sync's creates and updates
-  // need no such listing, and listing thousands of endpoints beside its projection on the one
-  // event loop slows both.
+  // A new leader lists the account at once (its listing nominates what it lacks for a proof), or,
+  // when the first sync is still to be applied, right after it: listing thousands of endpoints
+  // beside its projection on the one event loop slows both.
   startLeading = () => {
     if (!registration.operator || !config.bindings.enabled) return;
     const term = termStartedAt;
     const sameTerm = (): boolean => isLeader() && termStartedAt === term;
     void (reconciler.caughtUp ? Promise.resolve() : caughtUp).then(async () => {
       if (!signal.aborted && sameTerm()) await feed.relistFreshUntilDone('leading', signal, sameTerm);
-    });
-  };
-  const confirmListing = (delayMs: number): void => {
-    void clock.sleep(delayMs, signal).then(() => {
-      if (!signal.aborted) void feed.relistFresh('confirm-deletes', signal);
     });
   };
   let resolveCaughtUp: () => void = () => undefined;
@@ -289,7 +279,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     isLeader,
     termStartedAt: () => (isLeader() ? termStartedAt : undefined),
     deleteSafety: () => deleteSafety,
-    confirmListing,
     portReservationMs: config.bindings.portReservationSeconds * 1000,
     writeConcurrency: config.writeConcurrency,
     log: log.child({ component: 'reconciler' }),
@@ -423,6 +412,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
       counts: stateCounts(statuses),
       deleting: deleting.list(),
+      deletionCandidates: feed.deletionCandidates().map((c) => ({
+        id: c.id,
+        reason: c.reason,
+        since: new Date(c.since).toISOString(),
+        ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
+      })),
       endpoints: statuses.map((s) => ({ ...s })),
     };
   };

@@ -1,11 +1,6 @@
 import { proveOwnership, unprovenReason, withCreatedAliases } from '../binding/ownership.js';
-import {
-  decideDeletes,
-  isMassDelete,
-  type DeleteSafety,
-  type DeleteVerdict,
-  type PendingConfirmation,
-} from '../binding/delete-guard.js';
+import { provenDeletes, staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
+import { namespaceNameVerdict, namespaceVerdict } from '../binding/namespace-policy.js';
 import { isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
@@ -67,7 +62,11 @@ export interface PassSnapshot {
 }
 
 export interface ReconcilerOptions {
-  feed: { snapshot(): FeedSnapshot };
+  feed: {
+    snapshot(): FeedSnapshot;
+    /** Asks for the proof that an endpoint is gone (a Service of ours names an id not held). */
+    nominate(id: string, reason: string): void;
+  };
   cluster: ClusterState;
   queue: ControllerQueue;
   /** Writes, and reads of single names. */
@@ -84,8 +83,6 @@ export interface ReconcilerOptions {
   deleteSafety: () => DeleteSafety;
   /** How long a removed URL keeps its forwarder port (0: not at all). */
   portReservationMs?: number;
-  /** A mass delete waits for a confirming listing: take one after `delayMs`. */
-  confirmListing: (delayMs: number) => void;
   writeConcurrency: number;
   log: Logger;
   metrics: ControllerMetrics;
@@ -136,7 +133,6 @@ export class Reconciler {
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
-  private pendingConfirmation: PendingConfirmation | undefined;
   /** The last reason deletes were held back (logged when it changes, not every pass). */
   private heldReason: string | undefined;
   /** Deletes the last guarded pass planned but held back (a complete listing may release them). */
@@ -335,11 +331,13 @@ export class Reconciler {
     const frozen = new Set(
       [...snap.cluster.namespaces].filter(([, phase]) => phase === 'Terminating').map(([n]) => n),
     );
+    // Every delete is judged per endpoint below; a replica that has not listed yet deletes only
+    // what it can prove.
     const planned = plan(desired.services, owned, {
-      allowDeletes: snap.feed.complete,
+      allowDeletes: true,
       frozenNamespaces: frozen,
     });
-    const actions = snap.leader ? this.guardDeletes(snap, planned) : planned;
+    const actions = this.guardDeletes(snap, planned, config);
     const planMs = performance.now() - t0;
     metrics.planDuration.observe(planMs / 1000);
     this.passes++;
@@ -445,58 +443,53 @@ export class Reconciler {
   }
 
   /**
-   * The deletion rules (docs/controller.md): the plan's deletes are kept only on fresh, whole,
-   * uncontradicted knowledge of this term; otherwise creates and updates go ahead alone.
+   * The deletion rule (docs/controller.md "Deletion"): a delete stands only on a fact about each
+   * endpoint it serves (held and deselected by this replica, proven gone, or its alias's
+   * namespace closed by policy); the others wait, their ids nominated for a proof.
    */
-  private guardDeletes(snap: PassSnapshot, actions: PlanAction[]): PlanAction[] {
-    const deletes = actions.filter((a) => a.op === 'delete').length;
-    const safety = this.o.deleteSafety();
-    const projections = snap.cluster.owned.size;
-    const verdict: DeleteVerdict = decideDeletes(
-      {
-        now: snap.takenAt,
-        listing: snap.feed.listing,
-        streamLive: snap.feed.streamLive,
-        generation: snap.feed.registration.generation,
-        termStartedAt: snap.termStartedAt ?? Number.POSITIVE_INFINITY,
-        deletes,
-        projections,
-        pending: this.pendingConfirmation,
+  private guardDeletes(snap: PassSnapshot, actions: PlanAction[], config: ProjectionConfig): PlanAction[] {
+    const opns = config.identity.operatorNamespace;
+    const policy = config.namespacePolicy;
+    const r = provenDeletes(actions, {
+      operatorNamespace: opns,
+      held: new Set(snap.feed.endpoints.map((e) => e.id)),
+      provenGone: snap.feed.provenGone,
+      fresh:
+        staleKnowledge(
+          {
+            now: snap.takenAt,
+            listing: snap.feed.listing,
+            streamLive: snap.feed.streamLive,
+            generation: snap.feed.registration.generation,
+          },
+          this.o.deleteSafety().knowledgeMaxAgeMs,
+        ) === undefined,
+      servedIds: (svc) => servedEndpointIds(svc.metadata.annotations),
+      closedNamespace: (ns) => {
+        if (policy === undefined) return undefined;
+        const verdict = snap.cluster.namespaces.has(ns)
+          ? namespaceVerdict(policy, opns, ns, snap.cluster.namespaceLabels.get(ns) ?? {})
+          : namespaceNameVerdict(policy, opns, ns);
+        return verdict.open ? undefined : verdict.rule;
       },
-      safety,
-    );
-    if (!isMassDelete(deletes, projections, safety)) this.pendingConfirmation = undefined;
-    this.heldDeletes = verdict.allow ? 0 : deletes;
-    if (verdict.allow) {
-      if (verdict.confirmed) {
-        this.o.log.warn(
-          { deletes, services: projections, listing: snap.feed.listing?.seq },
-          'mass delete confirmed by a second complete listing; deleting',
+    });
+    for (const id of r.nominate)
+      this.o.feed.nominate(id, 'a Service of this install serves it and the feed does not hold it');
+    this.heldDeletes = r.held.size;
+    const reason = r.held.size > 0 ? [...r.held.keys()].sort().join(',') : undefined;
+    if (reason !== this.heldReason) {
+      this.heldReason = reason;
+      if (reason !== undefined)
+        this.o.log.info(
+          {
+            deletes: r.held.size,
+            services: [...r.held.keys()].slice(0, 20),
+            endpoints: r.nominate.slice(0, 20),
+          },
+          'deletes deferred: endpoint absence not proven yet',
         );
-        this.pendingConfirmation = undefined;
-      }
-      this.heldReason = undefined;
-      return actions;
     }
-    if (verdict.reason === 'mass-delete' && !this.pendingConfirmation && verdict.pending) {
-      this.pendingConfirmation = verdict.pending;
-      this.o.log.warn(
-        {
-          deletes,
-          services: projections,
-          endpoints: snap.feed.endpoints.length,
-          listing: verdict.pending.seq,
-          confirmInMs: safety.massDeleteConfirmDelayMs,
-        },
-        'mass delete held: confirming with a second complete listing first',
-      );
-      this.o.confirmListing(safety.massDeleteConfirmDelayMs);
-    }
-    if (this.heldReason !== verdict.reason) {
-      this.heldReason = verdict.reason;
-      this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
-    }
-    return actions.filter((a) => a.op !== 'delete');
+    return r.actions;
   }
 
   // ---- record: the one writer of the read model ----

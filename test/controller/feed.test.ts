@@ -94,7 +94,7 @@ describe('endpoint feed: only a complete listing removes', () => {
   let server: Server | undefined;
   afterEach(() => server?.close());
 
-  it('keeps every endpoint when a listing fails on its second page, and drops them after a complete one', async () => {
+  it('keeps every endpoint when a listing fails on its second page, and a complete one lacking two only nominates them', async () => {
     let plan: ('ok' | 500)[] = ['ok', 'ok'];
     let count = 4;
     const api = await pagedApi(
@@ -123,12 +123,17 @@ describe('endpoint feed: only a complete listing removes', () => {
       expect(await feed.relist('half-read')).toBe(false);
       expect(feed.size).toBe(4);
 
-      // An unchanged listing changes nothing either; a complete one removes the two.
+      // A complete listing lacking two removes nothing either: it nominates them for their
+      // proof (GET /endpoints/{id}; this API answers none, so they stay, with the reason).
       plan = ['ok', 'ok'];
       expect(await feed.relist('complete')).toBe(true);
-      expect(feed.size).toBe(2);
+      expect(feed.size).toBe(4);
+      expect(feed.deletionCandidates().map((c) => c.reason)).toEqual([
+        'absent from the complete listing #2',
+        'absent from the complete listing #2',
+      ]);
       expect(await feed.relist('unchanged')).toBe(true);
-      expect(changes).toEqual([4, 2]);
+      expect(changes).toEqual([4]);
     } finally {
       await client.close();
     }
