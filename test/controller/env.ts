@@ -90,11 +90,7 @@ export function controllerStarter(
         http: { listen: '127.0.0.1:0' },
         resyncIntervalSeconds: 60,
         ...cfg,
-        // A short grace for endpoint.deleted notifications (30 s by default) keeps tests quick.
-        bindings: {
-          ...cfg.bindings,
-          deletes: { deletedNotificationGraceSeconds: 0.5, ...cfg.bindings?.deletes },
-        },
+        ...(cfg.bindings ? { bindings: cfg.bindings } : {}),
         leaderElection: {
           leaseDurationSeconds: 2,
           renewDeadlineSeconds: 1.5,
