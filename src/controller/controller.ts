@@ -25,6 +25,7 @@ import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
+import { eventKey } from './reporting.js';
 import { controllerMetrics } from './metrics.js';
 import { ControllerQueue, PASS } from './queue.js';
 import { Reconciler } from './reconciler.js';
@@ -288,6 +289,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     ...(podRef ? { podRef } : {}),
     onCaughtUp: () => resolveCaughtUp(),
     internalRecord: installRecord,
+    reportedEvents: async (sig) => {
+      const { items } = await listAll({
+        transport,
+        path: collectionPath(kinds.event, identity.operatorNamespace),
+        schema: kinds.event.schema,
+        signal: sig,
+      });
+      return new Set(items.map((e) => eventKey(e.reason ?? '', e.message ?? '')));
+    },
   });
 
   /** Why the endpoint knowledge is too old to act on (and so to be ready to lead), if it is. */

@@ -34,6 +34,7 @@ import {
   asWritten,
   recordOf,
   stateChanges,
+  unreportedOnly,
   withWriteErrors,
   writeEvent,
   writeVerb,
@@ -95,6 +96,11 @@ export interface ReconcilerOptions {
    * (default 0: at once).
    */
   foreignNameGraceMs?: number;
+  /**
+   * The Events already in the operator namespace, as `eventKey(reason, message)`: read once,
+   * before this process's first state report as leader, so a restart re-sends none of them.
+   */
+  reportedEvents?: (signal: AbortSignal) => Promise<ReadonlySet<string>>;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
   /**
@@ -138,6 +144,11 @@ export class Reconciler {
   /** Deletes the last guarded pass planned but held back (a complete listing may release them). */
   private heldDeletes = 0;
   private passRunning = false;
+  /**
+   * The states this process's Events cover, kept only while leading; undefined before its first
+   * report as leader (that one is checked against what the cluster already shows).
+   */
+  private eventStates: Map<string, ProjectionState> | undefined;
   private readonly internalRecord: InternalRecordBook;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
@@ -435,11 +446,18 @@ export class Reconciler {
       recorded,
       wroteAhead,
     });
-    await this.report(snap, desired, actions, outcomes, {
-      planMs,
-      applyMs,
-      deferred: actions.length - ready.length,
-    });
+    await this.report(
+      snap,
+      desired,
+      actions,
+      outcomes,
+      {
+        planMs,
+        applyMs,
+        deferred: actions.length - ready.length,
+      },
+      signal,
+    );
   }
 
   /**
@@ -673,6 +691,7 @@ export class Reconciler {
     actions: readonly PlanAction[],
     outcomes: readonly ApplyOutcome[],
     t: { planMs: number; applyMs: number; deferred: number },
+    signal: AbortSignal,
   ): Promise<void> {
     const { log, metrics } = this.o;
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
@@ -708,8 +727,21 @@ export class Reconciler {
         'endpoint state',
       );
     }
+    // Only the leader sends state Events; its first report skips what the cluster already
+    // shows (the Services' state labels, the Events there), so a restart re-sends nothing.
+    let events: readonly EventDecision[] = [];
+    if (snap.leader) {
+      const first = this.eventStates === undefined;
+      const covered = stateChanges(this.eventStates ?? new Map(), statuses, desired.services);
+      this.eventStates = covered.next;
+      events = covered.events;
+      if (first && events.length > 0) {
+        const reported = await this.readReportedEvents(signal);
+        events = unreportedOnly(events, statuses, snap.cluster.owned, reported);
+      }
+    } else this.eventStates = undefined;
     let sent = 0;
-    for (const e of states.events) {
+    for (const e of events) {
       if (++sent % 500 === 0) await yieldToEventLoop();
       this.send(e);
     }
@@ -743,6 +775,19 @@ export class Reconciler {
         },
         'reconcile pass',
       );
+    }
+  }
+
+  private async readReportedEvents(signal: AbortSignal): Promise<ReadonlySet<string>> {
+    if (!this.o.reportedEvents) return new Set();
+    try {
+      return await this.o.reportedEvents(signal);
+    } catch (err) {
+      this.o.log.warn(
+        { error: err instanceof Error ? err.message : String(err) },
+        'reading existing Events failed; state Events the Services do not show are sent again',
+      );
+      return new Set();
     }
   }
 

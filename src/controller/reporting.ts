@@ -1,4 +1,4 @@
-import { ROLE_LABEL } from '../binding/identity.js';
+import { REASON_ANNOTATION, ROLE_LABEL, STATE_LABEL } from '../binding/identity.js';
 import { needsUpdate } from '../binding/plan.js';
 import { servedEndpointIds } from '../binding/service-format.js';
 import type { EndpointStatus, ProjectionState } from '../binding/types.js';
@@ -190,6 +190,37 @@ export function stateChanges(
     }
   }
   return { changes, events, next };
+}
+
+/** The key an Event is known by across restarts: its reason and (truncated) message. */
+export function eventKey(reason: string, message: string): string {
+  return `${reason}\n${message.length <= 1024 ? message : `${message.slice(0, 1021)}...`}`;
+}
+
+/**
+ * A process's first state report as leader knows no previous states, so every endpoint not
+ * projected would be reported again on each restart. Dropped are the Events whose state the
+ * cluster already shows: the internal Service's state label and reason say it, or an Event with
+ * that reason and message is still there (`reported`). Pure.
+ */
+export function unreportedOnly(
+  events: readonly EventDecision[],
+  statuses: readonly EndpointStatus[],
+  live: ReadonlyMap<string, Service>,
+  reported: ReadonlySet<string>,
+): EventDecision[] {
+  const shown = new Set<string>();
+  for (const s of statuses) {
+    const ref = s.internalService;
+    const svc = ref ? live.get(`${ref.namespace}/${ref.name}`) : undefined;
+    const labels = svc?.metadata.labels;
+    if (
+      labels?.[STATE_LABEL] === s.state &&
+      (svc?.metadata.annotations?.[REASON_ANNOTATION] ?? '') === s.reason
+    )
+      shown.add(`Endpoint ${s.id} (${s.url}): ${s.reason}`);
+  }
+  return events.filter((e) => !shown.has(e.message) && !reported.has(eventKey(e.reason, e.message)));
 }
 
 /**
