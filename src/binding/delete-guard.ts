@@ -59,7 +59,8 @@ export function staleKnowledge(k: KnowledgeFacts, maxAgeMs: number): string | un
 /**
  * Which of a plan's deletes stand (docs/controller.md "Deletion"): a delete removes a live
  * projection, so it must follow from a fact about the endpoints it serves, each one:
- *  - the namespace policy closes the alias's namespace (a cluster fact: no API needed);
+ *  - the namespace policy closes the namespace of the alias, or the one an internal Service's
+ *    endpoint URL names (a cluster fact: no API needed);
  *  - the endpoint is held (known to exist), so the delete follows from what this replica decided
  *    itself: the selector, a URL change, a conflict;
  *  - the endpoint is proven gone (`GET /endpoints/{id}` answered the API's own not-found).
@@ -81,6 +82,11 @@ export interface DeleteProofFacts {
   servedIds: (svc: Service) => readonly string[];
   /** Why the policy closes a namespace to aliases, or undefined when it is open. */
   closedNamespace: (namespace: string) => string | undefined;
+  /**
+   * The namespace whose policy governs a Service: an alias's own; an internal Service's, the one
+   * its endpoint URL names (a namespace-denied endpoint has none).
+   */
+  policyNamespace: (svc: Service) => string | undefined;
 }
 
 export interface ProvenDeletes {
@@ -101,8 +107,8 @@ export function provenDeletes(actions: readonly PlanAction[], f: DeleteProofFact
       kept.push(a);
       continue;
     }
-    const ns = a.live.metadata.namespace ?? '';
-    if (ns !== f.operatorNamespace && f.closedNamespace(ns) !== undefined) {
+    const ns = f.policyNamespace(a.live);
+    if (ns !== undefined && ns !== f.operatorNamespace && f.closedNamespace(ns) !== undefined) {
       kept.push(a);
       continue;
     }

@@ -1,7 +1,8 @@
 import { proveOwnership, unprovenReason, withCreatedAliases } from '../binding/ownership.js';
 import { provenDeletes, staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import { namespaceNameVerdict, namespaceVerdict } from '../binding/namespace-policy.js';
-import { isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
+import { parseEndpointUrl } from '../binding/endpoint-url.js';
+import { ENDPOINT_URL_ANNOTATION, isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
@@ -483,6 +484,11 @@ export class Reconciler {
           this.o.deleteSafety().knowledgeMaxAgeMs,
         ) === undefined,
       servedIds: (svc) => servedEndpointIds(svc.metadata.annotations),
+      policyNamespace: (svc) => {
+        if (svc.metadata.namespace !== opns) return svc.metadata.namespace;
+        const url = parseEndpointUrl(svc.metadata.annotations?.[ENDPOINT_URL_ANNOTATION] ?? '');
+        return url.ok ? url.value.namespace : undefined;
+      },
       closedNamespace: (ns) => {
         if (policy === undefined) return undefined;
         const verdict = snap.cluster.namespaces.has(ns)

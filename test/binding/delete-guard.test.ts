@@ -27,6 +27,7 @@ const facts = (over: Partial<DeleteProofFacts> = {}): DeleteProofFacts => ({
   servedIds: (s) => (s.metadata.annotations?.['ids'] ?? '').split(',').filter(Boolean),
   closedNamespace: (ns) =>
     ns === 'closed' ? 'namespace "closed" matches the deny entry "closed"' : undefined,
+  policyNamespace: (s) => s.metadata.annotations?.['ns'] ?? s.metadata.namespace,
   ...over,
 });
 
@@ -65,9 +66,11 @@ describe('deletes stand only on a per-endpoint proof (pure)', () => {
     expect(r.nominate).toEqual([]);
   });
 
-  it('an alias in a namespace the policy closes goes on that cluster fact alone', () => {
-    const r = provenDeletes([del(live('closed', 'api', ['ep_x']))], facts());
-    expect(r.actions.map((a) => a.key)).toEqual(['closed/api']);
+  it('an alias in a namespace the policy closes, and the internal Service of an endpoint there, go on that cluster fact alone', () => {
+    const internal = live('ops', 'ep-x', ['ep_x']);
+    internal.metadata.annotations!['ns'] = 'closed';
+    const r = provenDeletes([del(live('closed', 'api', ['ep_x'])), del(internal)], facts({ fresh: false }));
+    expect(r.actions.map((a) => a.key)).toEqual(['closed/api', 'ops/ep-x']);
   });
 
   it('creates and updates pass through untouched', () => {
