@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
-import type { Service } from '../../src/kube/index.js';
+import { kinds, type Service } from '../../src/kube/index.js';
 import { captureLogs } from '../helpers/logs.js';
 import { startApiProxy, type ApiProxy, type ListingPage } from '../helpers/api-proxy.js';
 import { OPERATOR_NS, eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
@@ -242,6 +242,35 @@ describe('controller: a delete stands only on a proof for each endpoint (issue #
     expect(deletes.n).toBe(0);
     expect(ctl.status().endpoints.length).toBe(250);
     expect(ports(env.writes.cache.list())).toEqual(before);
+  });
+
+  it('the Services of a namespace labelled aliases=disabled go while the API path is cut; the others stay', async () => {
+    // A delete that follows from a cluster fact (a tenant's opt-out, the deny list) needs no API
+    // listing and no proof from the API: it is applied while every call to the API fails.
+    env = await startEnv({ namespaces: ['team', 'other'] });
+    proxy = await startApiProxy(env.mock.url);
+    const ctl = await env.startController({ api: { baseUrl: proxy.url, timeoutMs: 500 } });
+    const eps: { id: string }[] = [];
+    for (let i = 0; i < 12; i++) eps.push(await env.createEndpoint(`http://svc-${i}.team`));
+    const other = await env.createEndpoint('http://keep.other');
+    await eventually(() => ctl.status().counts['projected'] === 13 || undefined, 'all projected');
+
+    // Every listing, proof and notification fails from now on. 12 alias deletes of 26 Services:
+    // what the old count-based rule held for a confirming listing that could never come.
+    proxy.cut(true);
+    await eventually(() => !ctl.status().notificationsLive || undefined, 'notifications down');
+    await env.kube.mergePatch(kinds.namespace, undefined, 'team', {
+      metadata: { labels: { 'endpoint-binder.io/aliases': 'disabled' } },
+    });
+    await eventually(async () => {
+      for (let i = 0; i < 12; i++) if (await env!.service('team', `svc-${i}`)) return undefined;
+      for (const e of eps) if (await env!.internalOf(e.id)) return undefined;
+      return true;
+    }, "every alias in the opted-out namespace and its endpoints' internal Services deleted");
+    // Nothing else moved: the other namespace's alias and internal Service stand.
+    expect(await env.service('other', 'keep')).toBeDefined();
+    expect(await env.internalOf(other.id)).toBeDefined();
+    expect(ctl.status().endpoints.filter((e) => e.state === 'namespace-denied')).toHaveLength(12);
   });
 });
 
