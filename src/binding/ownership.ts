@@ -1,6 +1,7 @@
 import type { ConfigMap, Service } from '../kube/objects.js';
 import { anchorOwned, namedAliases, type Anchored, type RecordedInternal } from './anchors.js';
 import { isOwnedBy, ROLE_INTERNAL, ROLE_LABEL, type InstallIdentity } from './identity.js';
+import type { PlanAction } from './types.js';
 import { parseRecordedIntents, recordedInternalOf } from './install-record.js';
 
 /**
@@ -111,4 +112,40 @@ export function unprovenReason(svc: Service): string {
     `write-ahead entry for it (a record deleted or edited by hand); delete it ` +
     `(kubectl -n ${svc.metadata.namespace} delete service ${svc.metadata.name}) and the controller creates and records a new one`
   );
+}
+
+/**
+ * The creates of internal Services beyond what the install record can still list (its uid list
+ * is capped, `MAX_RECORDED_INTERNAL_SERVICES`): a Service created but never listed would be
+ * unproven after a restart, so it is not created. Held back are those creates and the alias
+ * writes that would point at them. `capacity`: uids the record can still take. Pure.
+ */
+export function beyondRecordCapacity(
+  actions: readonly PlanAction[],
+  operatorNamespace: string,
+  capacity: number,
+): { keep: PlanAction[]; held: Set<string> } {
+  const held = new Set<string>();
+  let room = Math.max(0, capacity);
+  for (const a of actions) {
+    if (a.op !== 'create' || a.desired.metadata.namespace !== operatorNamespace) continue;
+    if (room > 0) room--;
+    else held.add(a.desired.metadata.name);
+  }
+  if (held.size === 0) return { keep: [...actions], held };
+  const pointsAtHeld = (a: PlanAction): boolean => {
+    if (a.op === 'delete') return false;
+    const target = a.desired.spec?.externalName?.split('.')[0];
+    return target !== undefined && a.desired.metadata.namespace !== operatorNamespace && held.has(target);
+  };
+  const keep = actions.filter(
+    (a) =>
+      !pointsAtHeld(a) &&
+      !(
+        a.op === 'create' &&
+        a.desired.metadata.namespace === operatorNamespace &&
+        held.has(a.desired.metadata.name)
+      ),
+  );
+  return { keep, held };
 }

@@ -19,6 +19,7 @@ export type ProjectionState =
   | 'not-selected'
   | 'ports-exhausted'
   | 'group-too-large'
+  | 'record-full'
   | 'error';
 
 export const PROJECTION_STATES: readonly ProjectionState[] = [
@@ -32,6 +33,7 @@ export const PROJECTION_STATES: readonly ProjectionState[] = [
   'not-selected',
   'ports-exhausted',
   'group-too-large',
+  'record-full',
   'error',
 ];
 

@@ -55,6 +55,8 @@ export interface ControllerOptions {
   pendingWriteTtlMs?: number;
   /** Poll backoff while notifications are down (tests shorten it). */
   poll?: { baseDelayMs: number; maxDelayMs: number };
+  /** How many internal Services the install record lists at most (tests lower it). */
+  recordCapacity?: number;
   random?: () => number;
   /** Time, sleeps and randomness (tests); `random` above overrides its randomness. */
   clock?: Clock;
@@ -289,6 +291,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     ...(podRef ? { podRef } : {}),
     onCaughtUp: () => resolveCaughtUp(),
     internalRecord: installRecord,
+    ...(opts.recordCapacity !== undefined ? { recordCapacity: opts.recordCapacity } : {}),
     reportedEvents: async (sig) => {
       const { items } = await listAll({
         transport,

@@ -1,4 +1,10 @@
-import { proveOwnership, unprovenReason, withCreatedAliases } from '../binding/ownership.js';
+import { MAX_RECORDED_INTERNAL_SERVICES } from '../binding/install-record.js';
+import {
+  beyondRecordCapacity,
+  proveOwnership,
+  unprovenReason,
+  withCreatedAliases,
+} from '../binding/ownership.js';
 import { provenDeletes, staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import { namespaceNameVerdict, namespaceVerdict } from '../binding/namespace-policy.js';
 import { parseEndpointUrl } from '../binding/endpoint-url.js';
@@ -36,6 +42,7 @@ import {
   recordOf,
   stateChanges,
   unreportedOnly,
+  withRecordFull,
   withWriteErrors,
   writeEvent,
   writeVerb,
@@ -102,6 +109,8 @@ export interface ReconcilerOptions {
    * before this process's first state report as leader, so a restart re-sends none of them.
    */
   reportedEvents?: (signal: AbortSignal) => Promise<ReadonlySet<string>>;
+  /** How many internal Services the install record lists at most (default MAX_RECORDED_INTERNAL_SERVICES; tests lower it). */
+  recordCapacity?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
   /**
@@ -145,6 +154,8 @@ export class Reconciler {
   /** Deletes the last guarded pass planned but held back (a complete listing may release them). */
   private heldDeletes = 0;
   private passRunning = false;
+  /** Internal Service names whose create the full install record held back in the last pass. */
+  private recordFull = new Set<string>();
   /**
    * The states this process's Events cover, kept only while leading; undefined before its first
    * report as leader (that one is checked against what the cluster already shows).
@@ -358,6 +369,27 @@ export class Reconciler {
     const plannedKeys = new Set(actions.map((a) => a.key));
     for (const key of [...this.failures.keys()]) if (!plannedKeys.has(key)) this.clearFailure(key);
     let ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
+
+    // A Service the record cannot list would be unproven after a restart: not created.
+    if (snap.leader) {
+      const cap = this.o.recordCapacity ?? MAX_RECORDED_INTERNAL_SERVICES;
+      const listed = recorded.uids?.size ?? 0;
+      const intended = [...recorded.intents].filter(
+        (k) => splitKey(k)[0] === config.identity.operatorNamespace,
+      );
+      const unlisted = intended.filter(
+        (k) => !owned.get(k)?.metadata.uid || !recorded.uids?.has(owned.get(k)!.metadata.uid!),
+      );
+      const full = beyondRecordCapacity(
+        ready,
+        config.identity.operatorNamespace,
+        cap - listed - unlisted.length,
+      );
+      if (full.held.size > 0 && this.recordFull.size === 0)
+        log.error({ held: full.held.size, max: cap }, 'install record full: internal Service creates held');
+      this.recordFull = full.held;
+      ready = full.keep;
+    } else this.recordFull = new Set();
 
     // Write-ahead (docs/controller.md "Ownership"): the names this pass creates are in the
     // install record before any create, so a successor proves them whatever instant this
@@ -701,7 +733,11 @@ export class Reconciler {
   ): Promise<void> {
     const { log, metrics } = this.o;
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
-    const statuses = withWriteErrors(desired.statuses, desired.services, failures);
+    const statuses = withRecordFull(
+      withWriteErrors(desired.statuses, desired.services, failures),
+      this.recordFull,
+      this.o.recordCapacity ?? MAX_RECORDED_INTERNAL_SERVICES,
+    );
     this.current = statuses;
     this.reservations = nextReservations(
       this.reservations,

@@ -146,6 +146,7 @@ const STATE_REASON: Partial<Record<ProjectionState, string>> = {
   'invalid-url': 'InvalidURL',
   'ports-exhausted': 'PortsExhausted',
   'group-too-large': 'GroupTooLarge',
+  'record-full': 'RecordFull',
   error: 'WriteFailed',
 };
 
@@ -243,6 +244,27 @@ export function withWriteErrors(
     const msg = failed.get(s.id);
     return msg === undefined ? s : { ...s, state: 'error', reason: `writing its Services failed: ${msg}` };
   });
+}
+
+/**
+ * Statuses with the `record-full` overlay: an endpoint whose internal Service the full install
+ * record held back (`held`: internal Service names) says so, with the fix.
+ */
+export function withRecordFull(
+  statuses: EndpointStatus[],
+  held: ReadonlySet<string>,
+  max: number,
+): EndpointStatus[] {
+  if (held.size === 0) return statuses;
+  return statuses.map((s): EndpointStatus =>
+    s.internalService && held.has(s.internalService.name)
+      ? {
+          ...s,
+          state: 'record-full',
+          reason: `the install record lists at most ${max} internal Services and is full; this endpoint is projected once others go (narrow bindings.endpointSelector, or run a second install)`,
+        }
+      : s,
+  );
 }
 
 /**

@@ -69,6 +69,7 @@ export type StartControllerOptions = ControllerConfigInput & {
   pod?: { name: string; namespace: string };
   cacheTuning?: Partial<CacheTuning>;
   pendingWriteTtlMs?: number;
+  recordCapacity?: number;
 };
 
 /**
@@ -82,7 +83,7 @@ export function controllerStarter(
   controllers: Controller[],
 ): (overrides?: StartControllerOptions) => Promise<Controller> {
   return async (overrides = {}) => {
-    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, ...cfg } = overrides;
+    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, recordCapacity, ...cfg } = overrides;
     const r = resolveControllerConfig(
       {
         api: { baseUrl: apiUrl },
@@ -107,6 +108,7 @@ export function controllerStarter(
       logger: logger ?? silentLogger(),
       cacheTuning: { ...fastTuning, pageSize: 500, ...cacheTuning },
       ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
+      ...(recordCapacity !== undefined ? { recordCapacity } : {}),
       poll: { baseDelayMs: 100, maxDelayMs: 500 },
       identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
       ...(pod ? { pod } : {}),
