@@ -286,6 +286,8 @@ export class EndpointFeed {
       } else if (now.updatedAt > h.updatedAt || now.record.url !== h.record.url) changed = true;
     }
     for (const [id, h] of listed) {
+      // A listing that started before a deletion was proven must not bring the endpoint back.
+      if (this.gone.has(id)) continue;
       const cur = this.held.get(id);
       if (!cur) changed = true;
       if (!cur || cur.updatedAt <= h.updatedAt) this.held.set(id, h);
@@ -316,6 +318,8 @@ export class EndpointFeed {
     switch (ev.type) {
       case 'endpoint.created':
       case 'endpoint.updated': {
+        // Ids are never reused: a late notification of a proven-gone endpoint is history.
+        if (this.gone.has(ev.endpoint.id)) return false;
         const cur = this.held.get(ev.endpoint.id);
         if (cur && cur.updatedAt > ev.endpoint.updated_at) return false;
         this.held.set(ev.endpoint.id, { record: toRecord(ev.endpoint), updatedAt: ev.endpoint.updated_at });

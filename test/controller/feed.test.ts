@@ -34,9 +34,24 @@ async function pagedApi(
   pages: () => ('ok' | 500)[],
   endpoints: () => number,
   events?: (res: ServerResponse) => void,
+  /** `GET /endpoints/{id}`: the endpoint (by its number), or the API's not-found. */
+  lookup?: (id: string) => number | undefined,
 ): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    const single = /^\/endpoints\/([^/]+)$/.exec(url.pathname);
+    if (single && lookup) {
+      const i = lookup(decodeURIComponent(single[1]!));
+      res.writeHead(i === undefined ? 404 : 200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          i === undefined
+            ? { error_code: 'ERR_150', status_code: 404, msg: 'not found', details: { operation_id: 'op_y' } }
+            : ep(i),
+        ),
+      );
+      return;
+    }
     if (url.pathname.endsWith('/events')) {
       if (events) return events(res);
       res.writeHead(404).end();
@@ -134,6 +149,51 @@ describe('endpoint feed: only a complete listing removes', () => {
       ]);
       expect(await feed.relist('unchanged')).toBe(true);
       expect(changes).toEqual([4]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('removes an endpoint only on its own not-found proof, and a listing from before the proof does not bring it back', async () => {
+    let count = 3;
+    const api = await pagedApi(
+      () => ['ok'],
+      () => count,
+      undefined,
+      (id) => (id === ep(2).id ? undefined : Number(id.slice(3))),
+    );
+    server = api.server;
+    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
+    const feed: EndpointFeed = new EndpointFeed({
+      client,
+      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
+      log: silentLogger(),
+      metrics: controllerMetrics(new Registry()),
+      resyncIntervalMs: 60_000,
+      onChange: () => undefined,
+    });
+    try {
+      expect(await feed.relist('first')).toBe(true);
+      // The listing lacks the last two; only ep 2 is gone by the API's own answer.
+      count = 1;
+      expect(await feed.relist('lacking')).toBe(true);
+      await waitFor(() => feed.deletionCandidates().length === 0, 'both proofs back');
+      expect(
+        feed
+          .endpoints()
+          .map((e) => e.id)
+          .sort(),
+      ).toEqual([ep(0).id, ep(1).id]);
+      expect(feed.snapshot().provenGone).toEqual(new Set([ep(2).id]));
+      // A listing that still shows ep 2 (it started before the deletion) does not revive it.
+      count = 3;
+      expect(await feed.relist('stale')).toBe(true);
+      expect(
+        feed
+          .endpoints()
+          .map((e) => e.id)
+          .sort(),
+      ).toEqual([ep(0).id, ep(1).id]);
     } finally {
       await client.close();
     }
