@@ -346,7 +346,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
    * What the cluster holds, as this replica's caches see it (never the writes it issued), kept
    * current per Service event: `/readyz` and `/status` are asked often.
    */
-  const observedView = new ObservedView((ref) => cluster.services.get(ref.namespace, ref.name));
+  const observedView = new ObservedView(
+    (ref) => cluster.services.get(ref.namespace, ref.name),
+    () => isLeader(),
+  );
   cluster.services.on('add', (svc) => observedView.serviceChanged(keyOf(svc)));
   cluster.services.on('update', (_old, svc) => observedView.serviceChanged(keyOf(svc)));
   cluster.services.on('delete', (svc) => observedView.serviceChanged(keyOf(svc)));
