@@ -165,7 +165,9 @@ export class EndpointFeed {
       streamLive: this.streamLive,
       deletionsPending: this.candidates.size,
       candidates: this.deletionCandidates(),
-      provenGone: new Set(this.gone),
+      // A live view, not a copy (up to 100,000 ids; it only grows between snapshots, and every id
+      // in it is proven).
+      provenGone: this.gone,
       takenAt: this.now(),
     };
   }
@@ -288,6 +290,9 @@ export class EndpointFeed {
     for (const [id, h] of listed) {
       // A listing that started before a deletion was proven must not bring the endpoint back.
       if (this.gone.has(id)) continue;
+      // One that started after a nomination shows the endpoint exists: its proof is not needed.
+      const candidate = this.candidates.get(id);
+      if (candidate && !candidate.inFlight && candidate.since < started) this.candidates.delete(id);
       const cur = this.held.get(id);
       if (!cur) changed = true;
       if (!cur || cur.updatedAt <= h.updatedAt) this.held.set(id, h);

@@ -529,10 +529,14 @@ export class Reconciler {
         return verdict.open ? undefined : verdict.rule;
       },
     });
-    for (const id of r.nominate)
-      this.o.feed.nominate(id, 'a Service of this install serves it and the feed does not hold it');
+    // Before its first complete listing a replica holds nothing it could compare with: a restart
+    // must not ask the API about every endpoint one by one. The listing nominates what it lacks.
+    if (snap.feed.complete)
+      for (const id of r.nominate)
+        this.o.feed.nominate(id, 'a Service of this install serves it and the feed does not hold it');
     this.heldDeletes = r.held.size;
-    const reason = r.held.size > 0 ? [...r.held.keys()].sort().join(',') : undefined;
+    // Logged when the set changes (by its size and first key: no sort of thousands per pass).
+    const reason = r.held.size > 0 ? `${r.held.size}:${r.held.keys().next().value ?? ''}` : undefined;
     if (reason !== this.heldReason) {
       this.heldReason = reason;
       if (reason !== undefined)

@@ -234,15 +234,16 @@ describe('controller: a delete stands only on a proof for each endpoint (issue #
     expect(await ctl.resyncNow()).toBe(true);
     proxy.rewrite(undefined);
     await eventually(
-      () => proxy!.endpointGets >= 135 && ctl.status().deletionCandidates?.length === 0,
-      'every candidate proven to exist',
+      // Each one's GET found it, or a later listing showed it again (the last one's 15 by GET).
+      () => proxy!.endpointGets >= 15 && ctl.status().deletionCandidates?.length === 0,
+      'every candidate shown to exist',
       30_000,
     );
     expect(await quietFor(env.writes, 800)).toBe(0);
     expect(deletes.n).toBe(0);
     expect(ctl.status().endpoints.length).toBe(250);
     expect(ports(env.writes.cache.list())).toEqual(before);
-  });
+  }, 180_000);
 
   it('the Services of a namespace labelled aliases=disabled go while the API path is cut; the others stay', async () => {
     // A delete that follows from a cluster fact (a tenant's opt-out, the deny list) needs no API
