@@ -124,6 +124,9 @@ export interface ReconcilerOptions {
   };
 }
 
+/** Write-ahead entries per record write (and so creates per pass). */
+const MAX_INTENTS_PER_PASS = 4_000;
+
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
 const SCAN_THRESHOLD = 8;
 
@@ -396,10 +399,18 @@ export class Reconciler {
     // process dies at. One record write; when it fails the creates wait for a later pass.
     let wroteAhead: string[] = [];
     if (snap.leader) {
-      const creates = ready
+      let creates = ready
         .filter((a) => a.op === 'create' || a.op === 'recreate')
         .map((a) => a.key)
         .filter((key) => !recorded.intents.has(key));
+      // One record write carries at most this many entries (~40 bytes each, far below a
+      // ConfigMap's 1 MiB with the uid list beside them); the rest wait for the next pass.
+      if (creates.length > MAX_INTENTS_PER_PASS) {
+        const later = new Set(creates.slice(MAX_INTENTS_PER_PASS));
+        creates = creates.slice(0, MAX_INTENTS_PER_PASS);
+        ready = ready.filter((a) => !later.has(a.key));
+        this.o.queue.requestPass();
+      }
       if (creates.length > 0 && this.o.internalRecord) {
         if (await this.o.internalRecord.writeAhead(creates, signal)) wroteAhead = creates;
         else {
