@@ -84,6 +84,23 @@ async function pagedApi(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+/** A feed against `url` on the real clock, relisted by the test itself. */
+function listedFeed(
+  url: string,
+  onChange: (feed: EndpointFeed) => void = () => undefined,
+): { client: ManagementClient; feed: EndpointFeed } {
+  const client = new ManagementClient({ baseUrl: url, apiKey: 'k', retry: { retries: 0 } });
+  const feed: EndpointFeed = new EndpointFeed({
+    client,
+    registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
+    log: silentLogger(),
+    metrics: controllerMetrics(new Registry()),
+    resyncIntervalMs: 60_000,
+    onChange: () => onChange(feed),
+  });
+  return { client, feed };
+}
+
 /** A feed on the manual clock against `url`: polls every 100 ms doubling to 400 ms, resyncs every 60 s. */
 function polledFeed(
   url: string,
@@ -118,15 +135,7 @@ describe('endpoint feed: only a complete listing removes', () => {
     );
     server = api.server;
     const changes: number[] = [];
-    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
-    const feed: EndpointFeed = new EndpointFeed({
-      client,
-      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
-      resyncIntervalMs: 60_000,
-      onChange: () => changes.push(feed.size),
-    });
+    const { client, feed } = listedFeed(api.url, (f) => changes.push(f.size));
     try {
       expect(await feed.relist('first')).toBe(true);
       expect(feed.size).toBe(4);
@@ -163,15 +172,7 @@ describe('endpoint feed: only a complete listing removes', () => {
       (id) => (id === ep(2).id ? undefined : Number(id.slice(3))),
     );
     server = api.server;
-    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
-    const feed: EndpointFeed = new EndpointFeed({
-      client,
-      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
-      resyncIntervalMs: 60_000,
-      onChange: () => undefined,
-    });
+    const { client, feed } = listedFeed(api.url);
     try {
       expect(await feed.relist('first')).toBe(true);
       // The listing lacks the last two; only ep 2 is gone by the API's own answer.
