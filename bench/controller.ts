@@ -4,6 +4,8 @@
  *
  *  1. projection latency: the API's 201 for an endpoint to both of its Services readable in
  *     kubesim, endpoints created one after another; through notifications, then polling only;
+ *     deletion latency beside it: the API's answer to `DELETE /endpoints/{id}` to both Services
+ *     gone from kubesim's watch, the same endpoints deleted one after another (notifications);
  *  2. convergence of N endpoints over 100 namespaces from an empty cluster, as a ratio to creating
  *     the same Services directly against kubesim with the same concurrency, in the same run (the
  *     direct run before and after the controller's, the ratio to their mean);
@@ -128,6 +130,8 @@ async function controllerFor(
 function servicesWatch(env: Env): {
   count: () => number;
   bothAt: Map<string, number>;
+  /** When both Services of an endpoint had been deleted. */
+  goneAt: Map<string, number>;
   stop: () => Promise<void>;
   synced: Promise<void>;
 } {
@@ -157,9 +161,23 @@ function servicesWatch(env: Env): {
       }
     }
   });
-  cache.on('delete', () => n--);
+  const internalGone = new Set<string>();
+  const aliasGone = new Set<string>();
+  const goneAt = new Map<string, number>();
+  cache.on('delete', (s) => {
+    n--;
+    const now = performance.now();
+    const id = s.metadata.annotations?.[ENDPOINT_ID_ANNOTATION];
+    const ids = id
+      ? [id]
+      : (JSON.parse(s.metadata.annotations?.['endpoint-binder.io/endpoint-ids'] ?? '[]') as string[]);
+    for (const eid of ids) {
+      (id ? internalGone : aliasGone).add(eid);
+      if (internalGone.has(eid) && aliasGone.has(eid) && !goneAt.has(eid)) goneAt.set(eid, now);
+    }
+  });
   cache.start();
-  return { count: () => n, bothAt, stop: () => cache.stop(), synced: cache.waitForSync() };
+  return { count: () => n, bothAt, goneAt, stop: () => cache.stop(), synced: cache.waitForSync() };
 }
 
 const pct = (sorted: number[], p: number): number =>
@@ -181,13 +199,26 @@ async function waitUntil(fn: () => boolean, timeoutMs: number, everyMs = 2): Pro
  */
 const CONVERGENCE_POLL_MS = 20;
 
-async function latency(notifications: boolean): Promise<Record<string, number>> {
+function summary(samples: number[]): Record<string, number> {
+  samples.sort((a, b) => a - b);
+  return {
+    n: samples.length,
+    p50_ms: ms(pct(samples, 50)),
+    p90_ms: ms(pct(samples, 90)),
+    p99_ms: ms(pct(samples, 99)),
+    max_ms: ms(samples.at(-1)!),
+  };
+}
+
+/** Creation latency; with notifications also deletion latency over the same endpoints. */
+async function latency(notifications: boolean): Promise<Record<string, unknown>> {
   const env = await startEnv();
   const watch = servicesWatch(env);
   await watch.synced;
   const ctl = await controllerFor(env, { notifications, concurrency: args.concurrency });
   await ctl.caughtUp();
   const samples: number[] = [];
+  const ids: string[] = [];
   for (let i = 0; i < args.latency; i++) {
     const ep = await env.client.endpoints.create({
       url: `http://lat-${i}.ns-${i % 100}`,
@@ -196,18 +227,22 @@ async function latency(notifications: boolean): Promise<Record<string, number>> 
     const t0 = performance.now();
     await waitUntil(() => watch.bothAt.has(ep.id), 30_000);
     samples.push(watch.bothAt.get(ep.id)! - t0);
+    ids.push(ep.id);
   }
-  samples.sort((a, b) => a - b);
+  const deletes: number[] = [];
+  if (notifications) {
+    // One at a time, as creations: each proven by its own GET before its Services go.
+    for (const id of ids) {
+      await env.client.endpoints.delete(id);
+      const t0 = performance.now();
+      await waitUntil(() => watch.goneAt.has(id), 30_000);
+      deletes.push(watch.goneAt.get(id)! - t0);
+    }
+  }
   await ctl.stop();
   await watch.stop();
   await env.stop();
-  return {
-    n: samples.length,
-    p50_ms: ms(pct(samples, 50)),
-    p90_ms: ms(pct(samples, 90)),
-    p99_ms: ms(pct(samples, 99)),
-    max_ms: ms(samples.at(-1)!),
-  };
+  return { ...summary(samples), ...(notifications ? { deletion: summary(deletes) } : {}) };
 }
 
 async function createEndpoints(env: Env, n: number): Promise<void> {

@@ -77,11 +77,19 @@ export function anchorOwned(
   operatorNamespace: string,
   wroteIt: (svc: Service) => boolean = () => false,
   recorded: RecordedInternal = undefined,
+  intents: ReadonlySet<string> = new Set(),
 ): Anchored {
-  // An internal Service counts only when the install record lists its uid (or this process
-  // wrote it): a hand-made one with our labels claims no port and names no alias.
+  // A Service at a name the install record announced before its create (a write-ahead entry,
+  // docs/controller.md "Ownership") is ours whatever happened after: a leader that died between
+  // the create and recording the uid leaves nothing a successor cannot prove.
+  const intended = (s: Service): boolean => intents.has(`${s.metadata.namespace}/${s.metadata.name}`);
+  // An internal Service counts only when the install record lists its uid or its intent (or this
+  // process wrote it): a hand-made one with our labels claims no port and names no alias.
   const recordedInternal = (s: Service): boolean =>
-    recorded === undefined || (s.metadata.uid !== undefined && recorded.has(s.metadata.uid)) || wroteIt(s);
+    recorded === undefined ||
+    (s.metadata.uid !== undefined && recorded.has(s.metadata.uid)) ||
+    intended(s) ||
+    wroteIt(s);
   const named = namedAliases(owned, operatorNamespace, recordedInternal);
   const trusted: Service[] = [];
   const unanchored: Service[] = [];
@@ -97,7 +105,7 @@ export function anchorOwned(
     const ns = s.metadata.namespace;
     const ok = isInternal(s, operatorNamespace)
       ? recordedInternal(s)
-      : ns === operatorNamespace || isNamedAlias(s) || wroteIt(s);
+      : ns === operatorNamespace || isNamedAlias(s) || intended(s) || wroteIt(s);
     if (ok) trusted.push(s);
     else unanchored.push(s);
   }

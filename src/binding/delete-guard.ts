@@ -1,10 +1,9 @@
+import type { Service } from '../kube/objects.js';
+import type { PlanAction } from './types.js';
+
 /**
- * When a replica may delete (docs/controller.md "Deletion rules"). Pure: every fact is passed in.
- *
- * A delete removes a live projection on the strength of an absence, so it needs knowledge that
- * is whole (a complete listing), current (read under the registration held now, in this
- * leadership term, not older than the freshness bound) and not contradicted (a listing that
- * would delete a large share of the install is confirmed by a second one first).
+ * When a delete stands (docs/controller.md "Deletion"), and how fresh a replica's endpoint
+ * knowledge is (its readiness). Pure: every fact is passed in.
  */
 
 /** The last complete listing of the account's endpoints, as the feed took it. */
@@ -27,22 +26,11 @@ export interface KnowledgeFacts {
 }
 
 export interface DeleteSafety {
-  /** Knowledge older than this may not delete, and a follower holding it is not ready. */
+  /** A replica whose endpoint knowledge is older than this is not ready. */
   knowledgeMaxAgeMs: number;
-  /** A plan deleting more than this share of the install's Services … */
-  massDeleteShare: number;
-  /** … and at least this many is confirmed by a second complete listing first. */
-  massDeleteMin: number;
-  /** The confirming listing starts at least this long after the one that showed the deletes. */
-  massDeleteConfirmDelayMs: number;
 }
 
-export const DEFAULT_DELETE_SAFETY: DeleteSafety = {
-  knowledgeMaxAgeMs: 180_000,
-  massDeleteShare: 0.2,
-  massDeleteMin: 10,
-  massDeleteConfirmDelayMs: 5_000,
-};
+export const DEFAULT_DELETE_SAFETY: DeleteSafety = { knowledgeMaxAgeMs: 180_000 };
 
 /**
  * How old this replica's knowledge of the endpoint set is: 0 while the notification stream is
@@ -68,67 +56,70 @@ export function staleKnowledge(k: KnowledgeFacts, maxAgeMs: number): string | un
   return undefined;
 }
 
-/** A mass delete seen and waiting for its confirming listing (the reconciler remembers it). */
-export interface PendingConfirmation {
-  /** The listing that showed it. */
-  seq: number;
-  detectedAt: number;
+/**
+ * Which of a plan's deletes stand (docs/controller.md "Deletion"): a delete removes a live
+ * projection, so it must follow from a fact about the endpoints it serves, each one:
+ *  - the namespace policy closes the namespace of the alias, or the one an internal Service's
+ *    endpoint URL names (a cluster fact: no API needed);
+ *  - the endpoint is held (known to exist), so the delete follows from what this replica decided
+ *    itself: the selector, a URL change, a conflict;
+ *  - the endpoint is proven gone (`GET /endpoints/{id}` answered the API's own not-found).
+ * Any other id (known to be missing from a listing, or never seen) proves nothing: the delete
+ * waits and the id is nominated for its proof. Pure.
+ */
+export interface DeleteProofFacts {
+  operatorNamespace: string;
+  /** Ids of the endpoints the feed holds. */
+  held: ReadonlySet<string>;
+  /** Ids proven gone. */
+  provenGone: ReadonlySet<string>;
+  /**
+   * The held endpoints are current (the notification stream live, or a recent listing): a
+   * deselection decided on stale knowledge could undo a newer change, so it waits.
+   */
+  fresh: boolean;
+  /** The endpoint ids a Service serves (its annotations). */
+  servedIds: (svc: Service) => readonly string[];
+  /** Why the policy closes a namespace to aliases, or undefined when it is open. */
+  closedNamespace: (namespace: string) => string | undefined;
+  /**
+   * The namespace whose policy governs a Service: an alias's own; an internal Service's, the one
+   * its endpoint URL names (a namespace-denied endpoint has none).
+   */
+  policyNamespace: (svc: Service) => string | undefined;
 }
 
-export interface DeleteFacts extends KnowledgeFacts {
-  /** When this replica's current leadership term began (the start of the process without election). */
-  termStartedAt: number;
-  /** Deletes the plan holds. */
-  deletes: number;
-  /** This install's Services now. */
-  projections: number;
-  pending: PendingConfirmation | undefined;
+export interface ProvenDeletes {
+  /** The plan with only the deletes that stand. */
+  actions: PlanAction[];
+  /** Deletes held back, by Service key, with the ids still to prove. */
+  held: Map<string, readonly string[]>;
+  /** Ids to nominate for their proof. */
+  nominate: string[];
 }
 
-export type DeleteVerdict =
-  | { allow: true; confirmed: boolean }
-  | {
-      allow: false;
-      reason: 'no-listing' | 'registration-changed' | 'before-term' | 'stale' | 'mass-delete';
-      message: string;
-      /** Set for `mass-delete`: what to remember while the confirming listing is awaited. */
-      pending?: PendingConfirmation;
-    };
-
-export function isMassDelete(deletes: number, projections: number, s: DeleteSafety): boolean {
-  return deletes >= s.massDeleteMin && deletes > s.massDeleteShare * projections;
-}
-
-/** May this pass delete? Only the first failing rule is named. */
-export function decideDeletes(f: DeleteFacts, s: DeleteSafety): DeleteVerdict {
-  if (f.deletes === 0) return { allow: true, confirmed: false };
-  const l = f.listing;
-  if (!l) return { allow: false, reason: 'no-listing', message: 'no complete listing yet' };
-  if (l.generation !== f.generation) {
-    return {
-      allow: false,
-      reason: 'registration-changed',
-      message: 'the last complete listing was read under an earlier registration',
-    };
+export function provenDeletes(actions: readonly PlanAction[], f: DeleteProofFacts): ProvenDeletes {
+  const kept: PlanAction[] = [];
+  const held = new Map<string, readonly string[]>();
+  const nominate = new Set<string>();
+  for (const a of actions) {
+    if (a.op !== 'delete') {
+      kept.push(a);
+      continue;
+    }
+    const ns = f.policyNamespace(a.live);
+    if (ns !== undefined && ns !== f.operatorNamespace && f.closedNamespace(ns) !== undefined) {
+      kept.push(a);
+      continue;
+    }
+    const ids = f.servedIds(a.live);
+    const unproven = ids.filter((id) => !f.held.has(id) && !f.provenGone.has(id));
+    const stale = f.fresh ? [] : ids.filter((id) => f.held.has(id));
+    if (unproven.length === 0 && stale.length === 0) kept.push(a);
+    else {
+      held.set(a.key, [...unproven, ...stale]);
+      for (const id of unproven) nominate.add(id);
+    }
   }
-  if (l.startedAt < f.termStartedAt) {
-    return {
-      allow: false,
-      reason: 'before-term',
-      message: 'the last complete listing predates this leadership term; deletes wait for one of its own',
-    };
-  }
-  const stale = staleKnowledge(f, s.knowledgeMaxAgeMs);
-  if (stale) return { allow: false, reason: 'stale', message: stale };
-  if (!isMassDelete(f.deletes, f.projections, s)) return { allow: true, confirmed: false };
-  const p = f.pending;
-  if (p && l.seq > p.seq && l.startedAt >= p.detectedAt + s.massDeleteConfirmDelayMs) {
-    return { allow: true, confirmed: true };
-  }
-  return {
-    allow: false,
-    reason: 'mass-delete',
-    message: `${f.deletes} of ${f.projections} Services would be deleted; waiting for a second complete listing to confirm`,
-    pending: p ?? { seq: l.seq, detectedAt: f.now },
-  };
+  return { actions: kept, held, nominate: [...nominate] };
 }

@@ -24,6 +24,15 @@ export const INTERNAL_SERVICES_KEY = 'internal-services';
 /** A uid is 36 bytes (+1 separator): 20,000 of them stay far below a ConfigMap's 1 MiB. */
 export const MAX_RECORDED_INTERNAL_SERVICES = 20_000;
 
+/**
+ * Data key: the write-ahead entries (docs/controller.md "Ownership"): `<namespace>/<name>` of
+ * every Service the leader is about to create, written before the create, sorted, `,`-separated.
+ * A Service at a listed name carrying this install's labels is ours; its entry goes once its uid
+ * is recorded (internal Services in `internal-services`, aliases on the internal Services that
+ * name them) or its name has stayed empty for the grace period.
+ */
+export const INTENTS_KEY = 'intents';
+
 /** `<release>-install`: the ConfigMap's name. */
 export function installRecordName(id: InstallIdentity): string {
   return `${id.release}-install`;
@@ -35,6 +44,8 @@ export interface InstallRecord {
   operatorId?: string;
   /** Uids of the internal Services the controller created; undefined: never recorded (an upgrade). */
   internalServices?: readonly string[];
+  /** `namespace/name` of the Services the leader is about to create (write-ahead entries). */
+  intents?: readonly string[];
 }
 
 /** The `internal-services` value: sorted, so one set is always one string. */
@@ -49,6 +60,9 @@ export function installRecordConfigMap(id: InstallIdentity, record: InstallRecor
   if (record.operatorId !== undefined) data[OPERATOR_ID_KEY] = record.operatorId;
   if (record.internalServices !== undefined)
     data[INTERNAL_SERVICES_KEY] = formatInternalServices(record.internalServices);
+  // No entries, no key: a settled record reads as it did before write-ahead entries existed.
+  if (record.intents !== undefined && record.intents.length > 0)
+    data[INTENTS_KEY] = formatInternalServices(record.intents);
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -78,6 +92,31 @@ const InternalServicesValue = z
   .refine((s) => s.split(',').length <= MAX_RECORDED_INTERNAL_SERVICES, {
     message: `must hold at most ${MAX_RECORDED_INTERNAL_SERVICES} uids`,
   });
+
+const IntentsValue = z
+  .string()
+  .regex(
+    /^([a-z0-9][a-z0-9-]{0,62}\/[a-z][a-z0-9-]{0,62}(,[a-z0-9][a-z0-9-]{0,62}\/[a-z][a-z0-9-]{0,62})*)?$/,
+    'must be namespace/name entries separated by ","',
+  )
+  .refine((s) => s.split(',').length <= MAX_RECORDED_INTERNAL_SERVICES, {
+    message: `must hold at most ${MAX_RECORDED_INTERNAL_SERVICES} entries`,
+  });
+
+/** The `intents` list of a live record (absent key: none); a malformed value is refused with the rule. */
+export function parseRecordedIntents(
+  cm: ConfigMap | undefined,
+): { ok: true; keys: readonly string[] } | { ok: false; message: string } {
+  const value = cm?.data?.[INTENTS_KEY];
+  if (cm === undefined || value === undefined) return { ok: true, keys: [] };
+  const r = IntentsValue.safeParse(value);
+  if (!r.success)
+    return {
+      ok: false,
+      message: `ConfigMap ${cm.metadata.name} data.${INTENTS_KEY}: ${r.error.issues[0]!.message}`,
+    };
+  return { ok: true, keys: r.data === '' ? [] : r.data.split(',') };
+}
 
 /**
  * Reads a live install record's registration part (what the forwarders need); a malformed value

@@ -35,6 +35,11 @@ export interface PortAllocationInput {
    * gets its port back, and new URLs avoid them while other ports are free.
    */
   reserved?: ReadonlyMap<string, number> | undefined;
+  /**
+   * Claims of this install's labelled internal Services that no proof makes ours (ownership.ts):
+   * they steer nothing, but no other URL gets a port they still name (a forwarder may serve it).
+   */
+  held?: readonly PortClaim[] | undefined;
   /** Inclusive. */
   range: PortRange;
   /** Uniform in [0, 1). */
@@ -262,12 +267,22 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
     }
   }
 
+  // A port an unproven Service names is given to no other URL (its own URL may take it back).
+  const heldFor = new Map<number, string>();
+  for (const c of input.held ?? []) {
+    if (!inRange(c.port) || !hard.isFree(c.port - range.min)) continue;
+    hard.take(c.port - range.min);
+    heldFor.set(c.port, c.url);
+  }
   const pending: string[] = [];
   for (const url of urls) {
     if (ports.has(url)) continue;
     const hint = input.hints?.get(url) ?? input.reserved?.get(url);
-    if (hint !== undefined && inRange(hint) && hard.isFree(hint - range.min)) assign(url, hint);
-    else pending.push(url);
+    const usable = (p: number): boolean => hard.isFree(p - range.min) || heldFor.get(p) === url;
+    if (hint !== undefined && inRange(hint) && usable(hint)) {
+      heldFor.delete(hint);
+      assign(url, hint);
+    } else pending.push(url);
   }
 
   // First pass avoids ports the cluster still lists for something else; the second, only when
@@ -275,6 +290,7 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
   const soft = new FreeSlots(size);
   for (const p of ports.values()) soft.take(p - range.min);
   for (const p of claimedPorts) soft.take(p - range.min);
+  for (const p of heldFor.keys()) soft.take(p - range.min);
   for (const [url, p] of input.reserved ?? []) if (!priority.has(url) && inRange(p)) soft.take(p - range.min);
   const pick = (slots: FreeSlots, url: string): boolean => {
     const r = random();

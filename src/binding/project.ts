@@ -30,7 +30,8 @@ import type {
  *   1. URL rules 1–4 → `invalid-url`
  *   2. the selector (false, or failed on it) → `not-selected`
  *   3. the name part must be a DNS-1035 label → `invalid-url`
- *   4. the internal name is held by a Service not of this install → `name-conflict`
+ *   4. the internal name is held by a Service of this install no proof makes ours → `unproven`;
+ *      by a Service not of this install → `name-conflict`
  *   5. an older endpoint has the same internal name → `name-conflict`
  *   then per hostname group (oldest first):
  *   5b. beyond the group caps (endpoints, distinct ports per hostname) → `group-too-large`
@@ -39,8 +40,8 @@ import type {
  *      namespace the policy closes)
  *   7. an older member has another scheme on the same port → `port-conflict`
  *   8. its URL got no forwarder port → `ports-exhausted`
- *   9. the namespace policy closes the namespace (by name, or by its labels when it exists) →
- *      `namespace-denied`
+ *   9. (decided before the groups, as 5a: no forwarder port, no internal Service) the namespace
+ *      policy closes the namespace (by name, or by its labels when it exists) → `namespace-denied`
  *   10. the namespace is missing or terminating → `namespace-missing`
  *   11. `projected`
  */
@@ -194,7 +195,10 @@ export function* projectionSteps(
   const named: Candidate[] = [];
   for (const c of candidates) {
     const holder = nameHolders.get(c.internalName);
-    if (cluster.foreign.has(key(opns, c.internalName))) {
+    const unproven = cluster.unproven?.get(key(opns, c.internalName));
+    if (unproven !== undefined) {
+      decide(c.index, 'unproven', unproven);
+    } else if (cluster.foreign.has(key(opns, c.internalName))) {
       decide(
         c.index,
         'name-conflict',
@@ -218,7 +222,34 @@ export function* projectionSteps(
   const groups = new Map<string, Candidate[]>();
   const groupPortNumbers = new Map<string, Set<number>>();
   const members: Candidate[] = [];
+  // Check 5a: a namespace the policy closes gets no alias, so its endpoints need no forwarder
+  // port and no internal Service either (decided per namespace, before any port is allocated).
+  const closedBy = new Map<string, string | undefined>();
+  const closed = (namespace: string): string | undefined => {
+    if (config.namespacePolicy === undefined) return undefined;
+    if (!closedBy.has(namespace)) {
+      const verdict = cluster.namespaces.has(namespace)
+        ? namespaceVerdict(
+            config.namespacePolicy,
+            opns,
+            namespace,
+            cluster.namespaceLabels?.get(namespace) ?? {},
+          )
+        : namespaceNameVerdict(config.namespacePolicy, opns, namespace);
+      closedBy.set(namespace, verdict.open ? undefined : verdict.rule);
+    }
+    return closedBy.get(namespace);
+  };
   for (const c of named) {
+    const denied = closed(c.url.namespace);
+    if (denied !== undefined) {
+      decide(
+        c.index,
+        'namespace-denied',
+        `${denied}; no alias Service ${key(c.url.namespace, c.url.name)} is written`,
+      );
+      continue;
+    }
     let g = groups.get(c.url.host);
     if (!g) groups.set(c.url.host, (g = []));
     let portNumbers = groupPortNumbers.get(c.url.host);
@@ -252,6 +283,7 @@ export function* projectionSteps(
   const allocation = allocatePorts({
     urls: members.filter(wins).map((c) => c.url.url),
     claims: portClaims(cluster.owned.filter((s) => s.metadata.namespace === opns)),
+    held: portClaims(cluster.unprovenInternal ?? []),
     hints: input.portHints,
     reserved: input.reserved,
     range: config.portRange,
@@ -275,29 +307,23 @@ export function* projectionSteps(
       portOf.set(m.url.hostport, gp);
     }
     const phase = cluster.namespaces.get(namespace);
-    const policy = config.namespacePolicy;
-    const verdict =
-      policy === undefined
-        ? { open: true as const }
-        : phase === undefined
-          ? namespaceNameVerdict(policy, opns, namespace)
-          : namespaceVerdict(policy, opns, namespace, cluster.namespaceLabels?.get(namespace) ?? {});
-    const denied = verdict.open ? undefined : verdict.rule;
+    // Closed namespaces were decided above (check 5a); every group here is in an open one.
     // The alias name taken decides for the whole group. A foreign Service cannot exist in a
     // namespace that does not; a stale entry there must not hide `namespace-missing`.
     const aliasHolder = namespace === opns ? nameHolders.get(name) : undefined;
     let aliasTaken: string | undefined;
+    let takenState: ProjectionState = 'name-conflict';
+    const aliasUnproven = cluster.unproven?.get(aliasKey);
     // A closed namespace is not even asked about: no read of its Services is made for an alias.
-    if (denied === undefined && phase !== undefined && cluster.foreign.has(aliasKey)) {
+    if (phase !== undefined && aliasUnproven !== undefined) {
+      aliasTaken = aliasUnproven;
+      takenState = 'unproven';
+    } else if (phase !== undefined && cluster.foreign.has(aliasKey)) {
       aliasTaken = `Service ${aliasKey} ${cluster.foreignDetail?.get(aliasKey) ?? `${notOurs}; the alias Service cannot be created`}`;
-    } else if (
-      denied === undefined &&
-      phase !== undefined &&
-      (cluster.recentlyFreed?.get(aliasKey) ?? 0) > 0
-    ) {
+    } else if (phase !== undefined && (cluster.recentlyFreed?.get(aliasKey) ?? 0) > 0) {
       const left = Math.ceil(cluster.recentlyFreed!.get(aliasKey)! / 1000);
       aliasTaken = `Service ${aliasKey} was held by a Service not managed by this install until recently; an alias takes the name only after it has been free for the grace period (${formatSeconds(left)} left)`;
-    } else if (denied === undefined && aliasHolder) {
+    } else if (aliasHolder) {
       aliasTaken = `the alias name ${aliasKey} is the internal Service of endpoint ${aliasHolder.ep.id}`;
     }
 
@@ -308,7 +334,7 @@ export function* projectionSteps(
       let state: ProjectionState;
       let reason = '';
       if (aliasTaken !== undefined) {
-        state = 'name-conflict';
+        state = takenState;
         reason = aliasTaken;
       } else if (!wins(m)) {
         const w = winners.get(m.url.hostport)!;
@@ -317,9 +343,6 @@ export function* projectionSteps(
       } else if (own === undefined) {
         state = 'ports-exhausted';
         reason = `no free forwarder port left in the range ${config.portRange.min}-${config.portRange.max}`;
-      } else if (denied !== undefined) {
-        state = 'namespace-denied';
-        reason = `${denied}; no alias Service ${aliasKey} is written`;
       } else if (phase === undefined) {
         state = 'namespace-missing';
         reason = `namespace "${namespace}" does not exist; the alias Service ${aliasKey} is created when it does`;

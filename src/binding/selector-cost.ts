@@ -27,6 +27,8 @@ export const SELECTOR_COST_BUDGET = 1_000_000;
 const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 /** String functions whose result is a bool or an int. */
 const SCALAR_RESULT = new Set(['contains', 'startsWith', 'endsWith', 'indexOf', 'lastIndexOf', 'size']);
+/** Searches that compare the argument at every position of the receiver (naive search: n × m). */
+const SEARCHES = new Set(['contains', 'indexOf', 'lastIndexOf']);
 
 interface Est {
   /** Steps, worst case. */
@@ -134,7 +136,10 @@ export function estimateSelectorCost(root: ASTNode, budget = SELECTOR_COST_BUDGE
         const args = argNodes.map((a) => walk(a, scope));
         const argCost = args.reduce((n, e) => n + e.cost, 0);
         const argLen = args.reduce((n, e) => n + e.len, 0);
-        if (fn === 'size') return note(node, scalar(r.cost + argCost + 1));
+        // cel-js counts a string's code points: size() walks its receiver.
+        if (fn === 'size') return note(node, scalar(r.cost + argCost + r.len + 1));
+        if (SEARCHES.has(fn))
+          return note(node, scalar(r.cost + argCost + r.len * Math.max(1, argLen) + argLen));
         if (SCALAR_RESULT.has(fn)) return note(node, scalar(r.cost + argCost + r.len + argLen));
         if (fn === 'split') {
           return note(node, {

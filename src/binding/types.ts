@@ -13,11 +13,13 @@ export type ProjectionState =
   | 'namespace-missing'
   | 'namespace-denied'
   | 'name-conflict'
+  | 'unproven'
   | 'port-conflict'
   | 'invalid-url'
   | 'not-selected'
   | 'ports-exhausted'
   | 'group-too-large'
+  | 'record-full'
   | 'error';
 
 export const PROJECTION_STATES: readonly ProjectionState[] = [
@@ -25,11 +27,13 @@ export const PROJECTION_STATES: readonly ProjectionState[] = [
   'namespace-missing',
   'namespace-denied',
   'name-conflict',
+  'unproven',
   'port-conflict',
   'invalid-url',
   'not-selected',
   'ports-exhausted',
   'group-too-large',
+  'record-full',
   'error',
 ];
 
@@ -91,6 +95,13 @@ export interface ClusterView {
    * period before an alias may take them (docs/projection.md "Names a tenant used").
    */
   recentlyFreed?: ReadonlyMap<string, number> | undefined;
+  /**
+   * This install's labelled Services that no proof makes ours (ownership.ts), by `namespace/name`,
+   * with the reason: an endpoint wanting that name is `unproven`, not `name-conflict`.
+   */
+  unproven?: ReadonlyMap<string, string> | undefined;
+  /** The internal Services among them: no other URL gets a forwarder port they name. */
+  unprovenInternal?: readonly Service[] | undefined;
   /** The labels of each namespace in `namespaces` (absent entry: no labels). */
   namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>> | undefined;
 }

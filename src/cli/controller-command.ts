@@ -40,12 +40,10 @@ Config file (YAML or JSON; every field optional except api.baseUrl):
     portReservationSeconds: 600          a removed URL keeps its forwarder port this long (0: off)
     limits: {endpointsPerHostname: 1000, portsPerHostname: 1000}
                                          caps per hostname; newer endpoints beyond are group-too-large
-    deletes:                             when a Service may be deleted (docs/controller.md)
-      knowledgeMaxAgeSeconds: 180        older endpoint knowledge deletes nothing; the replica is unready
-      massDeleteShare: 0.2               a plan deleting more than this share of the install's Services …
-      massDeleteMin: 10                  … and at least this many waits for a confirming listing
-      massDeleteConfirmDelaySeconds: 5   how long after the first listing the confirming one starts
-      deletedNotificationGraceSeconds: 30  an endpoint.deleted no listing confirmed waits this long
+    deletes:                             each delete is proven per endpoint (docs/controller.md "Deletion")
+      knowledgeMaxAgeSeconds: 180        older knowledge deselects nothing; the replica is unready
+      (massDeleteShare, massDeleteMin, massDeleteConfirmDelaySeconds, deletedNotificationGraceSeconds:
+       still accepted, no longer used)
   operatorNamespace: <POD_NAMESPACE>     where internal Services, the Lease and the forwarders live
   releaseName: endpoint-binder           the install identity (with the operator namespace)
   resyncIntervalSeconds: 300             full relist of the account's endpoints (10-86400)

@@ -122,7 +122,11 @@ export const ControllerConfigSchema = z
             portsPerHostname: z.number().int().min(1).max(10_000).default(1000),
           })
           .prefault({}),
-        /** The deletion rules' settings (docs/controller.md "Deletion rules"). */
+        /**
+         * The deletion settings (docs/controller.md "Deletion"). Deletes are proven per endpoint;
+         * the mass-delete and notification-grace keys are still accepted (existing values files
+         * parse) but no longer used.
+         */
         deletes: z
           .strictObject({
             knowledgeMaxAgeSeconds: z.number().min(1).max(86_400).default(180),

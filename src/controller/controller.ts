@@ -25,6 +25,7 @@ import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
+import { eventKey } from './reporting.js';
 import { controllerMetrics } from './metrics.js';
 import { ControllerQueue, PASS } from './queue.js';
 import { Reconciler } from './reconciler.js';
@@ -54,6 +55,8 @@ export interface ControllerOptions {
   pendingWriteTtlMs?: number;
   /** Poll backoff while notifications are down (tests shorten it). */
   poll?: { baseDelayMs: number; maxDelayMs: number };
+  /** How many internal Services the install record lists at most (tests lower it). */
+  recordCapacity?: number;
   random?: () => number;
   /** Time, sleeps and randomness (tests); `random` above overrides its randomness. */
   clock?: Clock;
@@ -230,32 +233,22 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       if (reconciler.awaitsListing) queue.requestPass();
     },
     clock,
-    deletedGraceMs: config.bindings.deletes.deletedNotificationGraceSeconds * 1000,
     ...(opts.poll ? { poll: opts.poll } : {}),
     ...(opts.notifications === false ? { notifications: false } : {}),
   });
 
   const deleteSafety: DeleteSafety = {
     knowledgeMaxAgeMs: config.bindings.deletes.knowledgeMaxAgeSeconds * 1000,
-    massDeleteShare: config.bindings.deletes.massDeleteShare,
-    massDeleteMin: config.bindings.deletes.massDeleteMin,
-    massDeleteConfirmDelayMs: config.bindings.deletes.massDeleteConfirmDelaySeconds * 1000,
   };
-  // A new leader's deletes wait for a complete listing of its own term. It lists at once, or,
-  // when the first sync is still to be applied, right after it: that sync's creates and updates
-  // need no such listing, and listing thousands of endpoints beside its projection on the one
-  // event loop slows both.
+  // A new leader lists the account at once (its listing nominates what it lacks for a proof), or,
+  // when the first sync is still to be applied, right after it: listing thousands of endpoints
+  // beside its projection on the one event loop slows both.
   startLeading = () => {
     if (!registration.operator || !config.bindings.enabled) return;
     const term = termStartedAt;
     const sameTerm = (): boolean => isLeader() && termStartedAt === term;
     void (reconciler.caughtUp ? Promise.resolve() : caughtUp).then(async () => {
       if (!signal.aborted && sameTerm()) await feed.relistFreshUntilDone('leading', signal, sameTerm);
-    });
-  };
-  const confirmListing = (delayMs: number): void => {
-    void clock.sleep(delayMs, signal).then(() => {
-      if (!signal.aborted) void feed.relistFresh('confirm-deletes', signal);
     });
   };
   let resolveCaughtUp: () => void = () => undefined;
@@ -289,7 +282,6 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     isLeader,
     termStartedAt: () => (isLeader() ? termStartedAt : undefined),
     deleteSafety: () => deleteSafety,
-    confirmListing,
     portReservationMs: config.bindings.portReservationSeconds * 1000,
     writeConcurrency: config.writeConcurrency,
     log: log.child({ component: 'reconciler' }),
@@ -299,6 +291,16 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     ...(podRef ? { podRef } : {}),
     onCaughtUp: () => resolveCaughtUp(),
     internalRecord: installRecord,
+    ...(opts.recordCapacity !== undefined ? { recordCapacity: opts.recordCapacity } : {}),
+    reportedEvents: async (sig) => {
+      const { items } = await listAll({
+        transport,
+        path: collectionPath(kinds.event, identity.operatorNamespace),
+        schema: kinds.event.schema,
+        signal: sig,
+      });
+      return new Set(items.map((e) => eventKey(e.reason ?? '', e.message ?? '')));
+    },
   });
 
   /** Why the endpoint knowledge is too old to act on (and so to be ready to lead), if it is. */
@@ -344,7 +346,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
    * What the cluster holds, as this replica's caches see it (never the writes it issued), kept
    * current per Service event: `/readyz` and `/status` are asked often.
    */
-  const observedView = new ObservedView((ref) => cluster.services.get(ref.namespace, ref.name));
+  const observedView = new ObservedView(
+    (ref) => cluster.services.get(ref.namespace, ref.name),
+    () => isLeader(),
+  );
   cluster.services.on('add', (svc) => observedView.serviceChanged(keyOf(svc)));
   cluster.services.on('update', (_old, svc) => observedView.serviceChanged(keyOf(svc)));
   cluster.services.on('delete', (svc) => observedView.serviceChanged(keyOf(svc)));
@@ -423,6 +428,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
       counts: stateCounts(statuses),
       deleting: deleting.list(),
+      deletionCandidates: feed.deletionCandidates().map((c) => ({
+        id: c.id,
+        reason: c.reason,
+        since: new Date(c.since).toISOString(),
+        ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
+      })),
       endpoints: statuses.map((s) => ({ ...s })),
     };
   };

@@ -27,11 +27,18 @@ export interface FeedOptions {
   clock?: Clock;
   /** false: no notification stream; the account is polled at the poll interval (benchmarks). */
   notifications?: boolean;
-  /**
-   * An `endpoint.deleted` notification no listing has confirmed is applied after this long, or
-   * by the next complete listing that lacks the endpoint, whichever comes first (0: at once).
-   */
-  deletedGraceMs?: number;
+  /** Proofs of absence (`GET /endpoints/{id}`) in flight at once (default 8). */
+  proofConcurrency?: number;
+}
+
+/** An endpoint whose absence something suggested, waiting for its proof (docs/controller.md "Deletion"). */
+export interface DeletionCandidate {
+  id: string;
+  /** What nominated it: a listing that lacked it, an `endpoint.deleted`, a Service naming an unknown id. */
+  reason: string;
+  since: number;
+  /** Why the last proof attempt proved nothing (a 5xx, a timeout, a bare 404, an HTML page). */
+  lastError?: string;
 }
 
 /**
@@ -50,12 +57,30 @@ export interface FeedSnapshot {
   listing: ListingFacts | undefined;
   /** The notification stream is connected (it resumes without a gap, or asks for a resync). */
   streamLive: boolean;
-  /** Endpoints whose deletion was notified and waits for its grace or a listing. */
+  /** Endpoints nominated for deletion and not proven gone (each stays held meanwhile). */
   deletionsPending: number;
+  /** Those candidates, with why they were nominated and why they are not proven yet. */
+  candidates: readonly DeletionCandidate[];
+  /**
+   * Ids proven gone by the API's own not-found answer: the only endpoint absences a delete may
+   * follow from.
+   */
+  provenGone: ReadonlySet<string>;
   takenAt: number;
 }
 
 /** Reconnects of the notification stream: 1 s doubling to 60 s, jittered. */
+/** Retries of a proof that proved nothing: 0.5 s doubling to 30 s, jittered. */
+const PROOF_BACKOFF: BackoffOptions = {
+  initialMs: 500,
+  maxMs: 30_000,
+  jitter: 0.5,
+  resetAfterMs: Number.MAX_SAFE_INTEGER,
+};
+
+/** Ids proven gone are remembered this many at most (oldest forgotten first; ids are never reused). */
+const PROVEN_GONE_MAX = 100_000;
+
 const STREAM_BACKOFF: BackoffOptions = {
   initialMs: 1_000,
   maxMs: 60_000,
@@ -78,11 +103,18 @@ interface Held {
   updatedAt: string;
 }
 
+interface Candidate extends DeletionCandidate {
+  backoff: Backoff;
+  nextAt: number;
+  inFlight: boolean;
+}
+
 /**
  * The account's cluster-bound endpoints as this controller knows them: notifications applied
  * as they arrive, complete listings on `ready`, on `resync`, periodically, and by polling while
- * the stream is down. Only a complete, successful listing removes an endpoint that no
- * `endpoint.deleted` removed; a failed or half-read listing changes nothing.
+ * the stream is down. Nothing removes an endpoint but a proof for that endpoint: a listing that
+ * lacks it or an `endpoint.deleted` only nominates it, and `GET /endpoints/{id}` answering the
+ * API's own not-found error removes it (docs/controller.md "Deletion").
  */
 export class EndpointFeed {
   private readonly held = new Map<string, Held>();
@@ -97,8 +129,11 @@ export class EndpointFeed {
   private readonly clock: Clock;
   private lastListing: ListingFacts | undefined;
   private listings = 0;
-  /** Notified deletions not yet applied: id → when notified. */
-  private readonly pendingDeletes = new Map<string, number>();
+  private readonly candidates = new Map<string, Candidate>();
+  /** Ids proven gone, in the order proven. */
+  private readonly gone = new Set<string>();
+  private proving = 0;
+  private proofTimer: AbortController | undefined;
   private runSignal: AbortSignal | undefined;
 
   constructor(private readonly opts: FeedOptions) {
@@ -128,9 +163,23 @@ export class EndpointFeed {
       registration: { operatorId, generation: this.opts.registration.generation },
       listing: this.lastListing ? { ...this.lastListing } : undefined,
       streamLive: this.streamLive,
-      deletionsPending: this.pendingDeletes.size,
+      deletionsPending: this.candidates.size,
+      candidates: this.deletionCandidates(),
+      // A live view, not a copy (up to 100,000 ids; it only grows between snapshots, and every id
+      // in it is proven).
+      provenGone: this.gone,
       takenAt: this.now(),
     };
+  }
+
+  /** The endpoints nominated for deletion and not proven gone (each still held). */
+  deletionCandidates(): DeletionCandidate[] {
+    return [...this.candidates.values()].map((c) => ({
+      id: c.id,
+      reason: c.reason,
+      since: c.since,
+      ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
+    }));
   }
 
   get size(): number {
@@ -227,18 +276,27 @@ export class EndpointFeed {
     this.opts.metrics.apiCalls.inc({ call: 'list_bound_endpoints', result: 'ok' });
     const replay = this.duringList;
     this.duringList = undefined;
-    let removed = 0;
-    let changed = !this.completeListing || listed.size !== this.held.size || replay.length > 0;
+    let lacking = 0;
+    let changed = !this.completeListing || replay.length > 0;
     for (const [id, h] of this.held) {
       const now = listed.get(id);
-      if (!now) removed++;
-      if (!now || now.updatedAt !== h.updatedAt || now.record.url !== h.record.url) changed = true;
+      // Absent from a listing is a suspicion, not a proof: the endpoint stays until its own
+      // GET answers not-found (a truncated or wrong listing removes nothing).
+      if (!now) {
+        lacking++;
+        this.nominate(id, `absent from the complete listing #${this.listings + 1}`);
+      } else if (now.updatedAt > h.updatedAt || now.record.url !== h.record.url) changed = true;
     }
-    this.held.clear();
-    for (const [id, h] of listed) this.held.set(id, h);
-    // The listing settles every deletion notified before it started: gone from it, applied;
-    // still in it, contradicted. Those notified meanwhile come back with the replay.
-    this.pendingDeletes.clear();
+    for (const [id, h] of listed) {
+      // A listing that started before a deletion was proven must not bring the endpoint back.
+      if (this.gone.has(id)) continue;
+      // One that started after a nomination shows the endpoint exists: its proof is not needed.
+      const candidate = this.candidates.get(id);
+      if (candidate && !candidate.inFlight && candidate.since < started) this.candidates.delete(id);
+      const cur = this.held.get(id);
+      if (!cur) changed = true;
+      if (!cur || cur.updatedAt <= h.updatedAt) this.held.set(id, h);
+    }
     for (const ev of replay) this.applyEvent(ev);
     this.completeListing = true;
     this.lastFullSyncAt = this.now();
@@ -250,7 +308,7 @@ export class EndpointFeed {
     };
     this.opts.metrics.lastFullSync.set(this.lastFullSyncAt / 1000);
     this.opts.log.info(
-      { reason, endpoints: this.held.size, removed, changed, ms: this.now() - started },
+      { reason, endpoints: this.held.size, lacking, changed, ms: this.now() - started },
       'endpoint listing complete',
     );
     // An unchanged account needs no pass: the plan is a function of the endpoints and the
@@ -265,26 +323,18 @@ export class EndpointFeed {
     switch (ev.type) {
       case 'endpoint.created':
       case 'endpoint.updated': {
+        // Ids are never reused: a late notification of a proven-gone endpoint is history.
+        if (this.gone.has(ev.endpoint.id)) return false;
         const cur = this.held.get(ev.endpoint.id);
         if (cur && cur.updatedAt > ev.endpoint.updated_at) return false;
         this.held.set(ev.endpoint.id, { record: toRecord(ev.endpoint), updatedAt: ev.endpoint.updated_at });
-        this.pendingDeletes.delete(ev.endpoint.id);
+        this.candidates.delete(ev.endpoint.id);
         return true;
       }
       case 'endpoint.deleted': {
-        const grace = this.opts.deletedGraceMs ?? 0;
-        const id = ev.endpoint.id;
-        if (grace <= 0 || !this.held.has(id)) return this.held.delete(id);
-        // One notification is not proof: a false one would remove a live projection. It waits
-        // for a listing that lacks the endpoint, or for the grace to pass.
-        if (this.pendingDeletes.has(id)) return false;
-        const at = this.now();
-        this.pendingDeletes.set(id, at);
-        this.opts.log.info(
-          { endpointId: id, graceMs: grace },
-          'endpoint deletion notified; applied after a grace or by the next listing',
-        );
-        void this.clock.sleep(grace, this.runSignal).then(() => this.expireDelete(id, at));
+        // One notification is not proof (a false one would remove a live projection): it
+        // nominates the endpoint, and its own GET decides, at once.
+        if (this.held.has(ev.endpoint.id)) this.nominate(ev.endpoint.id, 'endpoint.deleted notification');
         return false;
       }
       default:
@@ -292,11 +342,101 @@ export class EndpointFeed {
     }
   }
 
-  private expireDelete(id: string, at: number): void {
-    if (this.runSignal?.aborted || this.pendingDeletes.get(id) !== at) return;
-    this.pendingDeletes.delete(id);
-    if (!this.held.delete(id)) return;
-    this.opts.log.info({ endpointId: id }, 'endpoint deletion applied after its grace');
+  /**
+   * Asks for the proof that `id` is gone (a listing lacked it, a notification said so, or a
+   * Service of ours names an id this replica does not hold). Idempotent; proofs run in the
+   * background with bounded concurrency and backoff, and their outcome reaches `onChange`.
+   */
+  nominate(id: string, reason: string): void {
+    if (this.gone.has(id) || this.candidates.has(id)) return;
+    this.candidates.set(id, {
+      id,
+      reason,
+      since: this.now(),
+      backoff: new Backoff(PROOF_BACKOFF),
+      nextAt: this.now(),
+      inFlight: false,
+    });
+    this.opts.log.info({ endpointId: id, reason }, 'endpoint deletion candidate; proving');
+    this.proveDue();
+  }
+
+  private proveDue(): void {
+    const signal = this.runSignal;
+    if (signal?.aborted) return;
+    const limit = this.opts.proofConcurrency ?? 8;
+    const now = this.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const c of this.candidates.values()) {
+      if (c.inFlight) continue;
+      if (c.nextAt > now) {
+        next = Math.min(next, c.nextAt);
+        continue;
+      }
+      if (this.proving >= limit) return;
+      this.proving++;
+      c.inFlight = true;
+      void this.prove(c, signal).finally(() => {
+        this.proving--;
+        c.inFlight = false;
+        this.proveDue();
+      });
+    }
+    if (next === Number.POSITIVE_INFINITY) return;
+    this.proofTimer?.abort();
+    const timer = new AbortController();
+    this.proofTimer = timer;
+    const wait = signal ? AbortSignal.any([signal, timer.signal]) : timer.signal;
+    void this.clock.sleep(Math.max(0, next - now), wait).then(() => {
+      if (!wait.aborted) this.proveDue();
+    });
+  }
+
+  /** One proof: not-found removes the endpoint, found keeps (and refreshes) it, anything else retries. */
+  private async prove(c: Candidate, signal: AbortSignal | undefined): Promise<void> {
+    const m = this.opts.metrics;
+    let outcome: Awaited<ReturnType<ManagementClient['endpoints']['lookup']>>;
+    try {
+      outcome = await this.opts.client.endpoints.lookup(c.id, signal ? { signal } : {});
+    } catch (err) {
+      if (signal?.aborted) return;
+      m.apiCalls.inc({ call: 'get_endpoint', result: 'error' });
+      c.lastError = err instanceof Error ? err.message : String(err);
+      c.nextAt = this.now() + c.backoff.next(this.now(), this.clock.random());
+      this.opts.log.warn(
+        { endpointId: c.id, error: c.lastError, retryInMs: c.nextAt - this.now() },
+        'endpoint deletion not proven; kept',
+      );
+      return;
+    }
+    m.apiCalls.inc({ call: 'get_endpoint', result: 'ok' });
+    if (this.candidates.get(c.id) !== c) return;
+    this.candidates.delete(c.id);
+    if (outcome.found && outcome.endpoint.bindings.includes('kubernetes')) {
+      const ep = outcome.endpoint;
+      const cur = this.held.get(ep.id);
+      this.opts.log.info(
+        { endpointId: c.id, reason: c.reason },
+        'endpoint exists; deletion candidate dropped',
+      );
+      if (!cur || cur.updatedAt < ep.updated_at) {
+        this.held.set(ep.id, { record: toRecord(ep), updatedAt: ep.updated_at });
+        this.opts.onChange();
+      }
+      return;
+    }
+    this.gone.add(c.id);
+    if (this.gone.size > PROVEN_GONE_MAX) this.gone.delete(this.gone.values().next().value!);
+    this.held.delete(c.id);
+    this.opts.log.info(
+      {
+        endpointId: c.id,
+        reason: c.reason,
+        proof: outcome.found ? 'no kubernetes binding' : outcome.errorCode,
+        operationId: outcome.found ? null : (outcome.operationId ?? null),
+      },
+      'endpoint deletion proven',
+    );
     this.opts.onChange();
   }
 

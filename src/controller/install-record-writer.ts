@@ -12,9 +12,11 @@ import {
   INGRESS_ADDRESS_KEY,
   installRecordConfigMap,
   installRecordName,
+  INTENTS_KEY,
   INTERNAL_SERVICES_KEY,
   MAX_RECORDED_INTERNAL_SERVICES,
   OPERATOR_ID_KEY,
+  parseRecordedIntents,
   parseRecordedInternalServices,
   type InstallRecord,
 } from '../binding/install-record.js';
@@ -34,12 +36,31 @@ class ForeignRecordError extends Error {
 export interface InternalServicesChange {
   add: readonly string[];
   remove: readonly string[];
+  /** Write-ahead entries (`namespace/name`) to add and to drop (docs/controller.md "Ownership"). */
+  addIntents?: readonly string[];
+  removeIntents?: readonly string[];
 }
 
-/** What one write must set: the registration's part, a change to the internal Services, or both. */
+interface SetChange {
+  add: ReadonlySet<string>;
+  remove: ReadonlySet<string>;
+}
+
+/** What one write must set: the registration's part, changes to the ownership lists, or all. */
 interface Pending {
   registration?: InstallRecord;
-  internal?: { add: ReadonlySet<string>; remove: ReadonlySet<string> };
+  internal?: SetChange;
+  intents?: SetChange;
+}
+
+/** `newer` applied after `older`. */
+function mergeChange(older: SetChange | undefined, newer: SetChange | undefined): SetChange | undefined {
+  if (!older || !newer) return newer ?? older;
+  const add = new Set([...older.add].filter((u) => !newer.remove.has(u)));
+  const remove = new Set([...older.remove].filter((u) => !newer.add.has(u)));
+  for (const u of newer.add) add.add(u);
+  for (const u of newer.remove) remove.add(u);
+  return { add, remove };
 }
 
 /** `newer` applied after `older`. */
@@ -47,15 +68,21 @@ function mergePending(older: Pending | undefined, newer: Pending | undefined): P
   if (!older) return newer;
   if (!newer) return older;
   const registration = newer.registration ?? older.registration;
-  let internal = newer.internal ?? older.internal;
-  if (older.internal && newer.internal) {
-    const add = new Set([...older.internal.add].filter((u) => !newer.internal!.remove.has(u)));
-    const remove = new Set([...older.internal.remove].filter((u) => !newer.internal!.add.has(u)));
-    for (const u of newer.internal.add) add.add(u);
-    for (const u of newer.internal.remove) remove.add(u);
-    internal = { add, remove };
-  }
-  return { ...(registration ? { registration } : {}), ...(internal ? { internal } : {}) };
+  const internal = mergeChange(older.internal, newer.internal);
+  const intents = mergeChange(older.intents, newer.intents);
+  return {
+    ...(registration ? { registration } : {}),
+    ...(internal ? { internal } : {}),
+    ...(intents ? { intents } : {}),
+  };
+}
+
+function setChange(
+  add: readonly string[] | undefined,
+  remove: readonly string[] | undefined,
+): SetChange | undefined {
+  if ((add?.length ?? 0) === 0 && (remove?.length ?? 0) === 0) return undefined;
+  return { add: new Set(add ?? []), remove: new Set(remove ?? []) };
 }
 
 export class InstallRecordWriter {
@@ -63,6 +90,9 @@ export class InstallRecordWriter {
   private running = false;
   private idle: (() => void)[] = [];
   private readonly backoff = new Backoff(WRITE_BACKOFF);
+  /** Sequence numbers of what was enqueued and of the last write that succeeded or failed. */
+  private enqueued = 0;
+  private waiters: { seq: number; resolve: (written: boolean) => void }[] = [];
 
   constructor(
     private readonly opts: {
@@ -84,7 +114,41 @@ export class InstallRecordWriter {
    * together with whatever else is pending (so at most one write per pass, usually fewer).
    */
   recordInternalServices(change: InternalServicesChange): void {
-    this.enqueue({ internal: { add: new Set(change.add), remove: new Set(change.remove) } });
+    const internal = setChange(change.add, change.remove);
+    const intents = setChange(change.addIntents, change.removeIntents);
+    // The first list is written even when empty (a record without one trusts every labelled Service).
+    this.enqueue({
+      internal: internal ?? { add: new Set(), remove: new Set() },
+      ...(intents ? { intents } : {}),
+    });
+  }
+
+  /**
+   * The write-ahead entries of a pass's creates, with whatever else is pending, in one write:
+   * resolves true once a write carrying them succeeded, false when that write failed (it is
+   * retried in the background; the pass leaves its creates for later) or `signal` aborts.
+   */
+  writeAhead(intents: readonly string[], signal: AbortSignal): Promise<boolean> {
+    this.enqueue({ intents: { add: new Set(intents), remove: new Set() } });
+    const seq = this.enqueued;
+    return new Promise<boolean>((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const onAbort = (): void => resolve(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push({
+        seq,
+        resolve: (written) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(written);
+        },
+      });
+    });
+  }
+
+  private settle(upTo: number, written: boolean): void {
+    const done = this.waiters.filter((w) => w.seq <= upTo);
+    this.waiters = this.waiters.filter((w) => w.seq > upTo);
+    for (const w of done) w.resolve(written);
   }
 
   /**
@@ -102,6 +166,7 @@ export class InstallRecordWriter {
   }
 
   private enqueue(p: Pending): void {
+    this.enqueued++;
     this.desired = mergePending(this.desired, p);
     if (!this.running) void this.loop();
   }
@@ -112,11 +177,14 @@ export class InstallRecordWriter {
     try {
       while (this.desired && !this.opts.signal.aborted) {
         const pending = this.desired;
+        const seq = this.enqueued;
         this.desired = undefined;
         try {
           await this.write(pending);
           this.backoff.reset();
+          this.settle(seq, true);
         } catch (err) {
+          this.settle(seq, false);
           // What failed is written again, with what came meanwhile laid over it.
           this.desired = mergePending(pending, this.desired);
           const error = err instanceof ForeignRecordError ? err.message : describeError(err);
@@ -130,6 +198,7 @@ export class InstallRecordWriter {
       }
     } finally {
       this.running = false;
+      if (this.opts.signal.aborted) this.settle(Number.POSITIVE_INFINITY, false);
       if (!this.desired) for (const resolve of this.idle.splice(0)) resolve();
     }
   }
@@ -138,6 +207,7 @@ export class InstallRecordWriter {
     const { kube, identity, log, signal } = this.opts;
     const name = installRecordName(identity);
     let listed: { uids: string[]; dropped: number } | undefined;
+    let intents: { uids: string[]; dropped: number } | undefined;
     // A concurrent writer (a second replica's last write, a create race) means: read again.
     const operation = await retryOnConflict(
       async (): Promise<'created' | 'updated' | 'unchanged'> => {
@@ -162,9 +232,19 @@ export class InstallRecordWriter {
             MAX_RECORDED_INTERNAL_SERVICES,
           );
         }
+        intents = undefined;
+        if (pending.intents) {
+          const current = parseRecordedIntents(existing);
+          intents = applyRecordedChange(
+            current.ok ? current.keys : [],
+            pending.intents,
+            MAX_RECORDED_INTERNAL_SERVICES,
+          );
+        }
         const want = installRecordConfigMap(identity, {
           ...pending.registration,
           ...(listed ? { internalServices: listed.uids } : {}),
+          ...(intents ? { intents: intents.uids } : {}),
         });
         if (!existing) {
           await kube.create(kinds.configMap, want, { signal });
@@ -179,6 +259,7 @@ export class InstallRecordWriter {
           delete data[OPERATOR_ID_KEY];
         }
         if (listed) delete data[INTERNAL_SERVICES_KEY];
+        if (intents) delete data[INTENTS_KEY];
         Object.assign(data, want.data);
         if (sameStrings(existing.data ?? {}, data) && sameStrings(existing.metadata.labels ?? {}, labels)) {
           return 'unchanged';
@@ -211,6 +292,7 @@ export class InstallRecordWriter {
               }
             : {}),
           ...(listed ? { internalServices: listed.uids.length } : {}),
+          ...(intents ? { intents: intents.uids.length } : {}),
         },
         'install record written',
       );

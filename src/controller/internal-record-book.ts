@@ -1,29 +1,25 @@
-import type { RecordedInternal } from '../binding/anchors.js';
 import type { InstallIdentity } from '../binding/identity.js';
 import { ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
-import { recordedInternalOf } from '../binding/install-record.js';
+import { recordedOwnershipOf, resolvedIntents, type OwnershipRecord } from '../binding/ownership.js';
 import { recordedInternalChange } from '../binding/recorded-internal.js';
-import type { ConfigMap, Service } from '../kube/index.js';
+import { keyOf, type ConfigMap, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import type { ApplyOutcome } from './apply.js';
 import type { InternalServicesChange } from './install-record-writer.js';
 
 /**
- * The reconciler's side of the install record's list of internal Services: reading the list
- * (a malformed one reported once per value) and deciding, after each pass, what the leader adds
- * and removes. Every replica tracks how long listed uids have been absent, so a new leader
- * prunes on time (docs/projection.md "Install record").
+ * The reconciler's side of the install record's ownership lists (docs/controller.md
+ * "Ownership"): reading them (a malformed value reported once per value) and deciding, after each
+ * pass, what the leader adds and removes: uids of the internal Services it trusted or created,
+ * write-ahead entries resolved by a stronger proof or by a name empty for the grace period. Every
+ * replica tracks how long listed uids and entries have been absent, so a new leader prunes on time.
  */
 export class InternalRecordBook {
   private absentSince = new Map<string, number>();
+  private intentAbsentSince = new Map<string, number>();
   private lastProblem: string | undefined;
   private lastRead:
-    | {
-        record: ConfigMap | undefined;
-        identity: InstallIdentity;
-        result: { uids: ReadonlySet<string> | undefined; problem?: string };
-      }
-    | undefined;
+    { record: ConfigMap | undefined; identity: InstallIdentity; result: OwnershipRecord } | undefined;
 
   constructor(
     private readonly log: Logger,
@@ -31,29 +27,29 @@ export class InternalRecordBook {
   ) {}
 
   /**
-   * The list (undefined: no record yet, every labelled internal Service counts). A malformed list
-   * is read as none, so the leader lists what is there again rather than distrusting its own
-   * Services (docs/projection.md "Ownership").
+   * The lists (uids undefined: no record yet, every labelled internal Service counts). A malformed
+   * uid list is read as none, so the leader lists what is there again rather than distrusting its
+   * own Services.
    */
-  read(record: ConfigMap | undefined, identity: InstallIdentity): RecordedInternal {
+  read(record: ConfigMap | undefined, identity: InstallIdentity): OwnershipRecord {
     // The cache hands out the same object until the record changes; parsing 20,000 uids every
     // pass is most of this function's cost, so one parse per object and identity.
     const memo = this.lastRead;
-    const { uids, problem } =
+    const result =
       memo && memo.record === record && memo.identity === identity
         ? memo.result
-        : recordedInternalOf(record, identity);
-    this.lastRead = { record, identity, result: { uids, ...(problem !== undefined ? { problem } : {}) } };
-    if (problem !== undefined && this.lastProblem !== problem)
-      this.log.error({ error: problem }, 'install record internal-services not read');
-    this.lastProblem = problem;
-    return uids;
+        : recordedOwnershipOf(record, identity);
+    this.lastRead = { record, identity, result };
+    if (result.problem !== undefined && this.lastProblem !== result.problem)
+      this.log.error({ error: result.problem }, 'install record internal-services not read');
+    this.lastProblem = result.problem;
+    return result;
   }
 
   /**
    * After a pass: list every internal Service trusted or just created, unlist the ones deleted or
-   * gone a while. One write per pass that changes the list, at most (the writer batches); only
-   * the leader writes.
+   * gone a while, drop the write-ahead entries now proven otherwise. One write per pass that
+   * changes the lists, at most (the writer batches); only the leader writes.
    */
   afterPass(p: {
     leader: boolean;
@@ -62,28 +58,37 @@ export class InternalRecordBook {
     owned: Iterable<Service>;
     trusted: readonly Service[];
     outcomes: readonly ApplyOutcome[];
-    recorded: RecordedInternal;
+    recorded: OwnershipRecord;
+    /** The write-ahead entries this pass wrote (not yet in `recorded`). */
+    wroteAhead?: readonly string[];
   }): void {
     const internal = (svc: Service): boolean =>
       svc.metadata.namespace === p.operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
     const present = new Set<string>();
-    for (const svc of p.owned) if (internal(svc) && svc.metadata.uid) present.add(svc.metadata.uid);
-    const trusted = new Set<string>();
-    for (const svc of p.trusted) if (internal(svc) && svc.metadata.uid) trusted.add(svc.metadata.uid);
+    const presentByKey = new Map<string, Service>();
+    for (const svc of p.owned) {
+      presentByKey.set(keyOf(svc), svc);
+      if (internal(svc) && svc.metadata.uid) present.add(svc.metadata.uid);
+    }
+    const trustedByKey = new Map(p.trusted.map((svc) => [keyOf(svc), svc]));
     const deleted = new Set<string>();
     for (const out of p.outcomes) {
-      if (out.result === 'deleted' && out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
-      if (
-        (out.result === 'created' || out.result === 'updated') &&
-        internal(out.object) &&
-        out.object.metadata.uid
-      ) {
-        trusted.add(out.object.metadata.uid);
-        present.add(out.object.metadata.uid);
+      if (out.result === 'deleted') {
+        if (out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
+        presentByKey.delete(out.key);
+        trustedByKey.delete(out.key);
+      }
+      if (out.result === 'created' || out.result === 'updated') {
+        presentByKey.set(out.key, out.object);
+        trustedByKey.set(out.key, out.object);
+        if (internal(out.object) && out.object.metadata.uid) present.add(out.object.metadata.uid);
       }
     }
+    const trustedAfter = [...trustedByKey.values()];
+    const trusted = new Set<string>();
+    for (const svc of trustedAfter) if (internal(svc) && svc.metadata.uid) trusted.add(svc.metadata.uid);
     const change = recordedInternalChange({
-      recorded: p.recorded,
+      recorded: p.recorded.uids,
       present,
       trusted,
       deleted,
@@ -91,6 +96,16 @@ export class InternalRecordBook {
       now: p.now,
     });
     this.absentSince = change.absentSince;
-    if (p.leader && change.changed) this.writer?.recordInternalServices(change);
+    const intents = resolvedIntents({
+      intents: new Set([...p.recorded.intents, ...(p.wroteAhead ?? [])]),
+      present: presentByKey,
+      trusted: trustedAfter,
+      operatorNamespace: p.operatorNamespace,
+      absentSince: this.intentAbsentSince,
+      now: p.now,
+    });
+    this.intentAbsentSince = intents.absentSince;
+    if (p.leader && (change.changed || intents.remove.length > 0))
+      this.writer?.recordInternalServices({ ...change, removeIntents: intents.remove });
   }
 }

@@ -1,12 +1,14 @@
-import { anchorOwned, withCreatedAliases } from '../binding/anchors.js';
+import { MAX_RECORDED_INTERNAL_SERVICES } from '../binding/install-record.js';
 import {
-  decideDeletes,
-  isMassDelete,
-  type DeleteSafety,
-  type DeleteVerdict,
-  type PendingConfirmation,
-} from '../binding/delete-guard.js';
-import { isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
+  beyondRecordCapacity,
+  proveOwnership,
+  unprovenReason,
+  withCreatedAliases,
+} from '../binding/ownership.js';
+import { provenDeletes, staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
+import { namespaceNameVerdict, namespaceVerdict } from '../binding/namespace-policy.js';
+import { parseEndpointUrl } from '../binding/endpoint-url.js';
+import { ENDPOINT_URL_ANNOTATION, isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
@@ -39,6 +41,8 @@ import {
   asWritten,
   recordOf,
   stateChanges,
+  unreportedOnly,
+  withRecordFull,
   withWriteErrors,
   writeEvent,
   writeVerb,
@@ -67,7 +71,11 @@ export interface PassSnapshot {
 }
 
 export interface ReconcilerOptions {
-  feed: { snapshot(): FeedSnapshot };
+  feed: {
+    snapshot(): FeedSnapshot;
+    /** Asks for the proof that an endpoint is gone (a Service of ours names an id not held). */
+    nominate(id: string, reason: string): void;
+  };
   cluster: ClusterState;
   queue: ControllerQueue;
   /** Writes, and reads of single names. */
@@ -84,8 +92,6 @@ export interface ReconcilerOptions {
   deleteSafety: () => DeleteSafety;
   /** How long a removed URL keeps its forwarder port (0: not at all). */
   portReservationMs?: number;
-  /** A mass delete waits for a confirming listing: take one after `delayMs`. */
-  confirmListing: (delayMs: number) => void;
   writeConcurrency: number;
   log: Logger;
   metrics: ControllerMetrics;
@@ -98,14 +104,28 @@ export interface ReconcilerOptions {
    * (default 0: at once).
    */
   foreignNameGraceMs?: number;
+  /**
+   * The Events already in the operator namespace, as `eventKey(reason, message)`: read once,
+   * before this process's first state report as leader, so a restart re-sends none of them.
+   */
+  reportedEvents?: (signal: AbortSignal) => Promise<ReadonlySet<string>>;
+  /** How many internal Services the install record lists at most (default MAX_RECORDED_INTERNAL_SERVICES; tests lower it). */
+  recordCapacity?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
   /**
    * Where the leader records the internal Services it created (the install-record writer); the
    * list is read back through the cluster's watch of the record. Without it nothing is recorded.
    */
-  internalRecord?: { recordInternalServices(change: InternalServicesChange): void };
+  internalRecord?: {
+    recordInternalServices(change: InternalServicesChange): void;
+    /** Writes the pass's write-ahead entries before its creates; false: not written (creates wait). */
+    writeAhead(intents: readonly string[], signal: AbortSignal): Promise<boolean>;
+  };
 }
+
+/** Write-ahead entries per record write (and so creates per pass). */
+const MAX_INTENTS_PER_PASS = 4_000;
 
 /** More unknown names than this in one namespace are read with one list instead of one GET each. */
 const SCAN_THRESHOLD = 8;
@@ -132,12 +152,18 @@ export class Reconciler {
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
-  private pendingConfirmation: PendingConfirmation | undefined;
   /** The last reason deletes were held back (logged when it changes, not every pass). */
   private heldReason: string | undefined;
   /** Deletes the last guarded pass planned but held back (a complete listing may release them). */
   private heldDeletes = 0;
   private passRunning = false;
+  /** Internal Service names whose create the full install record held back in the last pass. */
+  private recordFull = new Set<string>();
+  /**
+   * The states this process's Events cover, kept only while leading; undefined before its first
+   * report as leader (that one is checked against what the cluster already shows).
+   */
+  private eventStates: Map<string, ProjectionState> | undefined;
   private readonly internalRecord: InternalRecordBook;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
@@ -266,16 +292,23 @@ export class Reconciler {
     const t0 = performance.now();
     // Labels alone are not ownership outside the operator namespace: a Service there is ours
     // only when one of our internal Services names it; the others are reported and left alone.
-    const anchored = anchorOwned(
+    const anchored = proveOwnership(
       [...snap.cluster.owned.values()],
       config.identity.operatorNamespace,
+      recorded,
       (svc) => {
         const uid = svc.metadata.uid;
         return uid !== undefined && this.writtenUids.get(keyOf(svc)) === uid;
       },
-      recorded,
     );
     const owned = new Map(anchored.trusted.map((svc) => [keyOf(svc), svc]));
+    // Our internal Services no proof makes ours: their endpoints are `unproven` (not
+    // name-conflict), and the ports they name go to no other URL.
+    const unprovenInternal = anchored.unanchored.filter(
+      (svc) =>
+        svc.metadata.namespace === config.identity.operatorNamespace &&
+        svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL,
+    );
     const unanchored = new Set(anchored.unanchored.map((svc) => keyOf(svc)));
     this.unanchored.seen(anchored.unanchored.map((svc) => [keyOf(svc), svc] as const));
     this.deleting.seen(anchored.trusted.filter(isDeleting).map((svc) => [keyOf(svc), svc] as const));
@@ -295,6 +328,8 @@ export class Reconciler {
           foreign: names,
           foreignDetail: names.details(),
           recentlyFreed,
+          unproven: new Map(unprovenInternal.map((svc) => [keyOf(svc), unprovenReason(svc)])),
+          unprovenInternal,
         },
         config,
         random: () => this.clock.random(),
@@ -322,11 +357,13 @@ export class Reconciler {
     const frozen = new Set(
       [...snap.cluster.namespaces].filter(([, phase]) => phase === 'Terminating').map(([n]) => n),
     );
+    // Every delete is judged per endpoint below; a replica that has not listed yet deletes only
+    // what it can prove.
     const planned = plan(desired.services, owned, {
-      allowDeletes: snap.feed.complete,
+      allowDeletes: true,
       frozenNamespaces: frozen,
     });
-    const actions = snap.leader ? this.guardDeletes(snap, planned) : planned;
+    const actions = this.guardDeletes(snap, planned, config);
     const planMs = performance.now() - t0;
     metrics.planDuration.observe(planMs / 1000);
     this.passes++;
@@ -334,7 +371,57 @@ export class Reconciler {
     // A failure whose Service needs no write any more is over: the cluster holds what we want.
     const plannedKeys = new Set(actions.map((a) => a.key));
     for (const key of [...this.failures.keys()]) if (!plannedKeys.has(key)) this.clearFailure(key);
-    const ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
+    let ready = actions.filter((a) => !snap.failures.get(a.key)?.resting);
+
+    // A Service the record cannot list would be unproven after a restart: not created.
+    if (snap.leader) {
+      const cap = this.o.recordCapacity ?? MAX_RECORDED_INTERNAL_SERVICES;
+      const listed = recorded.uids?.size ?? 0;
+      const intended = [...recorded.intents].filter(
+        (k) => splitKey(k)[0] === config.identity.operatorNamespace,
+      );
+      const unlisted = intended.filter(
+        (k) => !owned.get(k)?.metadata.uid || !recorded.uids?.has(owned.get(k)!.metadata.uid!),
+      );
+      const full = beyondRecordCapacity(
+        ready,
+        config.identity.operatorNamespace,
+        cap - listed - unlisted.length,
+      );
+      if (full.held.size > 0 && this.recordFull.size === 0)
+        log.error({ held: full.held.size, max: cap }, 'install record full: internal Service creates held');
+      this.recordFull = full.held;
+      ready = full.keep;
+    } else this.recordFull = new Set();
+
+    // Write-ahead (docs/controller.md "Ownership"): the names this pass creates are in the
+    // install record before any create, so a successor proves them whatever instant this
+    // process dies at. One record write; when it fails the creates wait for a later pass.
+    let wroteAhead: string[] = [];
+    if (snap.leader) {
+      let creates = ready
+        .filter((a) => a.op === 'create' || a.op === 'recreate')
+        .map((a) => a.key)
+        .filter((key) => !recorded.intents.has(key));
+      // One record write carries at most this many entries (~40 bytes each, far below a
+      // ConfigMap's 1 MiB with the uid list beside them); the rest wait for the next pass.
+      if (creates.length > MAX_INTENTS_PER_PASS) {
+        const later = new Set(creates.slice(MAX_INTENTS_PER_PASS));
+        creates = creates.slice(0, MAX_INTENTS_PER_PASS);
+        ready = ready.filter((a) => !later.has(a.key));
+        this.o.queue.requestPass();
+      }
+      if (creates.length > 0 && this.o.internalRecord) {
+        if (await this.o.internalRecord.writeAhead(creates, signal)) wroteAhead = creates;
+        else {
+          if (signal.aborted) return;
+          const skipped = new Set(creates);
+          ready = ready.filter((a) => !skipped.has(a.key));
+          const retryInMs = this.o.queue.addRateLimited(PASS);
+          log.warn({ creates: creates.length, retryInMs }, 'install record not written; creates wait');
+        }
+      }
+    }
 
     // Apply (leader only; leadership is checked again before every write).
     let outcomes: ApplyOutcome[] = [];
@@ -371,12 +458,18 @@ export class Reconciler {
           for (const out of first)
             if (out.result === 'created' && out.object.metadata.uid !== undefined)
               created.set(out.key, out.object.metadata.uid);
+          // Internal Services are deleted last: an alias stays proven (its uid recorded on them)
+          // until it is gone itself, so a death in between leaves no orphan.
+          const internalDelete = (a: PlanAction): boolean =>
+            a.op === 'delete' && a.live.metadata.namespace === opns;
           const rest = withCreatedAliases(
-            ready.filter((a) => !newAlias(a)),
+            ready.filter((a) => !newAlias(a) && !internalDelete(a)),
             created,
             opns,
           );
-          return [...first, ...(await applyAll(rest, ctx, this.o.writeConcurrency, count))];
+          const second = await applyAll(rest, ctx, this.o.writeConcurrency, count);
+          const last = await applyAll(ready.filter(internalDelete), ctx, this.o.writeConcurrency, count);
+          return [...first, ...second, ...last];
         })(),
       );
       applyMs = performance.now() - t1;
@@ -395,67 +488,79 @@ export class Reconciler {
       trusted: anchored.trusted,
       outcomes,
       recorded,
+      wroteAhead,
     });
-    await this.report(snap, desired, actions, outcomes, {
-      planMs,
-      applyMs,
-      deferred: actions.length - ready.length,
-    });
+    await this.report(
+      snap,
+      desired,
+      actions,
+      outcomes,
+      {
+        planMs,
+        applyMs,
+        deferred: actions.length - ready.length,
+      },
+      signal,
+    );
   }
 
   /**
-   * The deletion rules (docs/controller.md): the plan's deletes are kept only on fresh, whole,
-   * uncontradicted knowledge of this term; otherwise creates and updates go ahead alone.
+   * The deletion rule (docs/controller.md "Deletion"): a delete stands only on a fact about each
+   * endpoint it serves (held and deselected by this replica, proven gone, or its alias's
+   * namespace closed by policy); the others wait, their ids nominated for a proof.
    */
-  private guardDeletes(snap: PassSnapshot, actions: PlanAction[]): PlanAction[] {
-    const deletes = actions.filter((a) => a.op === 'delete').length;
-    const safety = this.o.deleteSafety();
-    const projections = snap.cluster.owned.size;
-    const verdict: DeleteVerdict = decideDeletes(
-      {
-        now: snap.takenAt,
-        listing: snap.feed.listing,
-        streamLive: snap.feed.streamLive,
-        generation: snap.feed.registration.generation,
-        termStartedAt: snap.termStartedAt ?? Number.POSITIVE_INFINITY,
-        deletes,
-        projections,
-        pending: this.pendingConfirmation,
+  private guardDeletes(snap: PassSnapshot, actions: PlanAction[], config: ProjectionConfig): PlanAction[] {
+    const opns = config.identity.operatorNamespace;
+    const policy = config.namespacePolicy;
+    const r = provenDeletes(actions, {
+      operatorNamespace: opns,
+      held: new Set(snap.feed.endpoints.map((e) => e.id)),
+      provenGone: snap.feed.provenGone,
+      fresh:
+        staleKnowledge(
+          {
+            now: snap.takenAt,
+            listing: snap.feed.listing,
+            streamLive: snap.feed.streamLive,
+            generation: snap.feed.registration.generation,
+          },
+          this.o.deleteSafety().knowledgeMaxAgeMs,
+        ) === undefined,
+      servedIds: (svc) => servedEndpointIds(svc.metadata.annotations),
+      policyNamespace: (svc) => {
+        if (svc.metadata.namespace !== opns) return svc.metadata.namespace;
+        const url = parseEndpointUrl(svc.metadata.annotations?.[ENDPOINT_URL_ANNOTATION] ?? '');
+        return url.ok ? url.value.namespace : undefined;
       },
-      safety,
-    );
-    if (!isMassDelete(deletes, projections, safety)) this.pendingConfirmation = undefined;
-    this.heldDeletes = verdict.allow ? 0 : deletes;
-    if (verdict.allow) {
-      if (verdict.confirmed) {
-        this.o.log.warn(
-          { deletes, services: projections, listing: snap.feed.listing?.seq },
-          'mass delete confirmed by a second complete listing; deleting',
+      closedNamespace: (ns) => {
+        if (policy === undefined) return undefined;
+        const verdict = snap.cluster.namespaces.has(ns)
+          ? namespaceVerdict(policy, opns, ns, snap.cluster.namespaceLabels.get(ns) ?? {})
+          : namespaceNameVerdict(policy, opns, ns);
+        return verdict.open ? undefined : verdict.rule;
+      },
+    });
+    // Before its first complete listing a replica holds nothing it could compare with: a restart
+    // must not ask the API about every endpoint one by one. The listing nominates what it lacks.
+    if (snap.feed.complete)
+      for (const id of r.nominate)
+        this.o.feed.nominate(id, 'a Service of this install serves it and the feed does not hold it');
+    this.heldDeletes = r.held.size;
+    // Logged when the set changes (by its size and first key: no sort of thousands per pass).
+    const reason = r.held.size > 0 ? `${r.held.size}:${r.held.keys().next().value ?? ''}` : undefined;
+    if (reason !== this.heldReason) {
+      this.heldReason = reason;
+      if (reason !== undefined)
+        this.o.log.info(
+          {
+            deletes: r.held.size,
+            services: [...r.held.keys()].slice(0, 20),
+            endpoints: r.nominate.slice(0, 20),
+          },
+          'deletes deferred: endpoint absence not proven yet',
         );
-        this.pendingConfirmation = undefined;
-      }
-      this.heldReason = undefined;
-      return actions;
     }
-    if (verdict.reason === 'mass-delete' && !this.pendingConfirmation && verdict.pending) {
-      this.pendingConfirmation = verdict.pending;
-      this.o.log.warn(
-        {
-          deletes,
-          services: projections,
-          endpoints: snap.feed.endpoints.length,
-          listing: verdict.pending.seq,
-          confirmInMs: safety.massDeleteConfirmDelayMs,
-        },
-        'mass delete held: confirming with a second complete listing first',
-      );
-      this.o.confirmListing(safety.massDeleteConfirmDelayMs);
-    }
-    if (this.heldReason !== verdict.reason) {
-      this.heldReason = verdict.reason;
-      this.o.log.info({ deletes, reason: verdict.reason, detail: verdict.message }, 'deletes deferred');
-    }
-    return actions.filter((a) => a.op !== 'delete');
+    return r.actions;
   }
 
   // ---- record: the one writer of the read model ----
@@ -639,10 +744,15 @@ export class Reconciler {
     actions: readonly PlanAction[],
     outcomes: readonly ApplyOutcome[],
     t: { planMs: number; applyMs: number; deferred: number },
+    signal: AbortSignal,
   ): Promise<void> {
     const { log, metrics } = this.o;
     const failures = new Map([...this.failures].map(([k, f]) => [k, f.message]));
-    const statuses = withWriteErrors(desired.statuses, desired.services, failures);
+    const statuses = withRecordFull(
+      withWriteErrors(desired.statuses, desired.services, failures),
+      this.recordFull,
+      this.o.recordCapacity ?? MAX_RECORDED_INTERNAL_SERVICES,
+    );
     this.current = statuses;
     this.reservations = nextReservations(
       this.reservations,
@@ -674,8 +784,21 @@ export class Reconciler {
         'endpoint state',
       );
     }
+    // Only the leader sends state Events; its first report skips what the cluster already
+    // shows (the Services' state labels, the Events there), so a restart re-sends nothing.
+    let events: readonly EventDecision[] = [];
+    if (snap.leader) {
+      const first = this.eventStates === undefined;
+      const covered = stateChanges(this.eventStates ?? new Map(), statuses, desired.services);
+      this.eventStates = covered.next;
+      events = covered.events;
+      if (first && events.length > 0) {
+        const reported = await this.readReportedEvents(signal);
+        events = unreportedOnly(events, statuses, snap.cluster.owned, reported);
+      }
+    } else this.eventStates = undefined;
     let sent = 0;
-    for (const e of states.events) {
+    for (const e of events) {
       if (++sent % 500 === 0) await yieldToEventLoop();
       this.send(e);
     }
@@ -709,6 +832,19 @@ export class Reconciler {
         },
         'reconcile pass',
       );
+    }
+  }
+
+  private async readReportedEvents(signal: AbortSignal): Promise<ReadonlySet<string>> {
+    if (!this.o.reportedEvents) return new Set();
+    try {
+      return await this.o.reportedEvents(signal);
+    } catch (err) {
+      this.o.log.warn(
+        { error: err instanceof Error ? err.message : String(err) },
+        'reading existing Events failed; state Events the Services do not show are sent again',
+      );
+      return new Set();
     }
   }
 

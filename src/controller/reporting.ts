@@ -1,4 +1,4 @@
-import { ROLE_LABEL } from '../binding/identity.js';
+import { REASON_ANNOTATION, ROLE_LABEL, STATE_LABEL } from '../binding/identity.js';
 import { needsUpdate } from '../binding/plan.js';
 import { servedEndpointIds } from '../binding/service-format.js';
 import type { EndpointStatus, ProjectionState } from '../binding/types.js';
@@ -141,10 +141,12 @@ const STATE_REASON: Partial<Record<ProjectionState, string>> = {
   'namespace-missing': 'NamespaceMissing',
   'namespace-denied': 'NamespaceDenied',
   'name-conflict': 'NameConflict',
+  unproven: 'OwnershipUnproven',
   'port-conflict': 'PortConflict',
   'invalid-url': 'InvalidURL',
   'ports-exhausted': 'PortsExhausted',
   'group-too-large': 'GroupTooLarge',
+  'record-full': 'RecordFull',
   error: 'WriteFailed',
 };
 
@@ -191,6 +193,37 @@ export function stateChanges(
   return { changes, events, next };
 }
 
+/** The key an Event is known by across restarts: its reason and (truncated) message. */
+export function eventKey(reason: string, message: string): string {
+  return `${reason}\n${message.length <= 1024 ? message : `${message.slice(0, 1021)}...`}`;
+}
+
+/**
+ * A process's first state report as leader knows no previous states, so every endpoint not
+ * projected would be reported again on each restart. Dropped are the Events whose state the
+ * cluster already shows: the internal Service's state label and reason say it, or an Event with
+ * that reason and message is still there (`reported`). Pure.
+ */
+export function unreportedOnly(
+  events: readonly EventDecision[],
+  statuses: readonly EndpointStatus[],
+  live: ReadonlyMap<string, Service>,
+  reported: ReadonlySet<string>,
+): EventDecision[] {
+  const shown = new Set<string>();
+  for (const s of statuses) {
+    const ref = s.internalService;
+    const svc = ref ? live.get(`${ref.namespace}/${ref.name}`) : undefined;
+    const labels = svc?.metadata.labels;
+    if (
+      labels?.[STATE_LABEL] === s.state &&
+      (svc?.metadata.annotations?.[REASON_ANNOTATION] ?? '') === s.reason
+    )
+      shown.add(`Endpoint ${s.id} (${s.url}): ${s.reason}`);
+  }
+  return events.filter((e) => !shown.has(e.message) && !reported.has(eventKey(e.reason, e.message)));
+}
+
 /**
  * Statuses with the `error` overlay: an endpoint served by a desired Service whose last write
  * failed shows `error` with the API server's message until a write of that Service succeeds.
@@ -211,6 +244,27 @@ export function withWriteErrors(
     const msg = failed.get(s.id);
     return msg === undefined ? s : { ...s, state: 'error', reason: `writing its Services failed: ${msg}` };
   });
+}
+
+/**
+ * Statuses with the `record-full` overlay: an endpoint whose internal Service the full install
+ * record held back (`held`: internal Service names) says so, with the fix.
+ */
+export function withRecordFull(
+  statuses: EndpointStatus[],
+  held: ReadonlySet<string>,
+  max: number,
+): EndpointStatus[] {
+  if (held.size === 0) return statuses;
+  return statuses.map((s): EndpointStatus =>
+    s.internalService && held.has(s.internalService.name)
+      ? {
+          ...s,
+          state: 'record-full',
+          reason: `the install record lists at most ${max} internal Services and is full; this endpoint is projected once others go (narrow bindings.endpointSelector, or run a second install)`,
+        }
+      : s,
+  );
 }
 
 /**

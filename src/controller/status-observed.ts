@@ -89,16 +89,28 @@ export function observedStatuses(
   planned: readonly EndpointStatus[],
   desired: ReadonlyMap<string, Service>,
   observed: (ref: ServiceRef) => Service | undefined,
+  leading = true,
 ): ObservedStatus[] {
-  return planned.map((s) => observedStatus(s, desired, observed));
+  return planned.map((s) => observedStatus(s, desired, observed, leading));
 }
 
-/** One endpoint's observed status (see `observedStatuses`). */
+/**
+ * One endpoint's observed status (see `observedStatuses`). Only the leader decides that a
+ * Service of ours is `unproven`: a follower may see the leader's new Service before the install
+ * record that proves it (two watches), so it says `pending` meanwhile.
+ */
 export function observedStatus(
   s: EndpointStatus,
   desired: ReadonlyMap<string, Service>,
   observed: (ref: ServiceRef) => Service | undefined,
+  leading = true,
 ): ObservedStatus {
+  if (s.state === 'unproven' && !leading)
+    return {
+      ...s,
+      state: 'pending',
+      reason: `waiting for the leader to record its internal Service (${s.reason})`,
+    };
   if (s.state !== 'projected') return s;
   // The name is still held by a Service whose delete waits on finalizers: nothing is written
   // until it is gone (then the next pass creates it again).
@@ -132,7 +144,10 @@ export class ObservedView {
   private byService = new Map<string, number[]>();
   private readonly dirty = new Set<number>();
 
-  constructor(private readonly observed: (ref: ServiceRef) => Service | undefined) {}
+  constructor(
+    private readonly observed: (ref: ServiceRef) => Service | undefined,
+    private readonly leading: () => boolean = () => true,
+  ) {}
 
   /** A Service at `serviceKey` was added, changed or deleted in the cache. */
   serviceChanged(serviceKey: string): void {
@@ -156,12 +171,13 @@ export class ObservedView {
           else this.byService.set(k, [i]);
         }
       });
-      this.value = observedStatuses(statuses, desired, this.observed);
+      this.value = observedStatuses(statuses, desired, this.observed, this.leading());
       return this.value;
     }
     if (this.dirty.size === 0) return this.value;
     const next = this.value.slice();
-    for (const i of this.dirty) next[i] = observedStatus(statuses[i]!, desired, this.observed);
+    for (const i of this.dirty)
+      next[i] = observedStatus(statuses[i]!, desired, this.observed, this.leading());
     this.dirty.clear();
     this.value = next;
     return next;

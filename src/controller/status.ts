@@ -33,6 +33,15 @@ export const StatusDocumentSchema = z.object({
    * then waited on; docs/controller.md "Deletion rules"). Absent from older controllers.
    */
   deleting: z.array(z.object({ namespace: z.string(), name: z.string(), reason: z.string() })).optional(),
+  /**
+   * Endpoints nominated for deletion (a listing lacked them, a notification said so) and not
+   * proven gone yet: their projections stay (docs/controller.md "Deletion"). Absent from older controllers.
+   */
+  deletionCandidates: z
+    .array(
+      z.object({ id: z.string(), reason: z.string(), since: z.string(), lastError: z.string().optional() }),
+    )
+    .optional(),
   endpoints: z.array(
     z.object({
       id: z.string(),

@@ -168,7 +168,7 @@ describe('project with the namespace policy', () => {
       random: seeded(1),
     });
 
-  it('http://x.kube-system is namespace-denied with the rule; internal Service yes, no alias, no name read', () => {
+  it('http://x.kube-system is namespace-denied with the rule; no internal Service, no port, no alias, no name read', () => {
     const asked = new Set<string>();
     const d = run([ep('ep_a', 'http://x.kube-system')], cluster({}, asked));
     const s = d.statuses[0]!;
@@ -177,9 +177,10 @@ describe('project with the namespace policy', () => {
       'namespace "kube-system" matches the deny entry "kube-*" (namespaces.deny); no alias Service kube-system/x is written',
     );
     expect(d.services.has('kube-system/x')).toBe(false);
-    const internal = d.services.get(`${OPNS}/ep-a`);
-    expect(internal?.metadata.labels?.['endpoint-binder.io/state']).toBe('namespace-denied');
-    expect(internal?.metadata.annotations?.['endpoint-binder.io/reason']).toContain('deny entry "kube-*"');
+    // Issue #30 item 5: no alias can ever use them, so no internal Service and no forwarder port.
+    expect(d.services.has(`${OPNS}/ep-a`)).toBe(false);
+    expect(s.targetPort).toBeUndefined();
+    expect(d.ports.size).toBe(0);
     expect(asked.has('kube-system/x')).toBe(false);
   });
 

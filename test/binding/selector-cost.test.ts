@@ -48,7 +48,8 @@ describe('selector: static cost estimate at compile time', () => {
     const message = refusal(
       `cel.bind(a, ${m} + ${m} + ${m} + ${m}, cel.bind(b, a + a + a + a, cel.bind(c, b + b + b + b, (c + c).size() > 0)))`,
     );
-    expect(message).toMatch(/the costly part is (`cel\.bind`|`\+` building up to \d+ characters)/);
+    // The string it builds is 524,288 characters: size() walking it is the first part over budget.
+    expect(message).toMatch(/the costly part is (`cel\.bind`|`size`|`\+` building up to \d+ characters)/);
   });
 
   it('takes a lower budget from options', () => {
@@ -101,5 +102,43 @@ describe('selector: runtime budget per evaluation', () => {
     const again = run();
     expect(again.statuses.map((s) => s.state)).toEqual(['projected', 'projected', 'projected']);
     expect(calls).toBe(6);
+  });
+});
+
+describe('selector: builtins that walk their receiver are costed at its maximum length (issue #30 item 4)', () => {
+  it('refuses size() inside a loop over tenant-controlled input (cel-js counts code points)', () => {
+    // Before: size() was one step, so this was estimated at ~20,000 steps and accepted; each
+    // evaluation walks 4,096 characters 4,097 times over.
+    const bomb = "endpoint.metadata.split('').all(c, endpoint.metadata.size() > 0)";
+    expect(refusal(bomb)).toContain('the costly part is `all` over up to 4097 elements');
+  });
+
+  it('matches stays refused outright (a RegExp backtracks; no static bound is exact)', () => {
+    expect(refusal("endpoint.metadata.matches('(a+)+$')")).toContain('`matches` is not allowed');
+  });
+
+  it('costs contains at receiver × argument (a naive search compares at every position)', () => {
+    const long = 'x'.repeat(250);
+    expect(refusal(`endpoint.metadata.contains('${long}')`)).toContain('the costly part is `contains`');
+    expect(compileSelector(`endpoint.description.contains('${long}')`).ok).toBe(true);
+  });
+
+  it('the costed-at-maximum bound holds: an accepted selector over 4,096-byte metadata evaluates quickly', () => {
+    const r = compileSelector(
+      "endpoint.metadata.contains('team=payments') || endpoint.metadata.size() > 4000",
+    );
+    if (!r.ok) throw new Error(r.message);
+    const out = r.selector.evaluate({
+      id: 'ep_a',
+      url: 'http://a.prod:80',
+      scheme: 'http',
+      host: 'a.prod',
+      name: 'a',
+      namespace: 'prod',
+      port: 80n,
+      description: '',
+      metadata: 'x'.repeat(4096),
+    });
+    expect(out.selected).toBe(true);
   });
 });

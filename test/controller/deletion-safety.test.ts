@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
-import type { Service } from '../../src/kube/index.js';
+import { kinds, type Service } from '../../src/kube/index.js';
 import { captureLogs } from '../helpers/logs.js';
 import { startApiProxy, type ApiProxy, type ListingPage } from '../helpers/api-proxy.js';
 import { OPERATOR_NS, eventually, quietFor, startEnv, type ControllerEnv } from './env.js';
@@ -27,7 +27,7 @@ async function readyz(url: string): Promise<{ ready: boolean; reasons: string[] 
   return (await res.json()) as { ready: boolean; reasons: string[] };
 }
 
-describe('controller: deletes need fresh, whole knowledge of this leadership term', () => {
+describe('controller: a delete stands only on a proof for each endpoint (issue #30 item 2)', () => {
   let env: ControllerEnv | undefined;
   let proxy: ApiProxy | undefined;
   afterEach(async () => {
@@ -104,10 +104,7 @@ describe('controller: deletes need fresh, whole knowledge of this leadership ter
   it('a truncated first page and an empty middle page delete nothing and change no port', async () => {
     env = await startEnv({ namespaces: ['bulk'] });
     proxy = await startApiProxy(env.mock.url);
-    const ctl = await env.startController({
-      api: { baseUrl: proxy.url },
-      bindings: { deletes: { massDeleteConfirmDelaySeconds: 0.3 } },
-    });
+    const ctl = await env.startController({ api: { baseUrl: proxy.url } });
     await eventually(() => ctl.isReady(), 'ready');
     for (let i = 0; i < 120; i += 20)
       await Promise.all(Array.from({ length: 20 }, (_, j) => env!.createEndpoint(`http://s-${i + j}.bulk`)));
@@ -128,8 +125,7 @@ describe('controller: deletes need fresh, whole knowledge of this leadership ter
     expect(await ctl.resyncNow()).toBe(false);
 
     // 3. A short first page that says it is the last (no proof possible): the listing "completes"
-    // with 40 endpoints, so the plan would delete 160 of 240 Services. Held, confirmed by a
-    // second listing (faithful), which brings them back.
+    // with 40 endpoints. The 80 it lacks are only nominated: each one's GET finds it.
     let lied = false;
     proxy.rewrite((p, i) => {
       if (i !== 0 || lied) return p;
@@ -138,8 +134,8 @@ describe('controller: deletes need fresh, whole knowledge of this leadership ter
     });
     expect(await ctl.resyncNow()).toBe(true);
     await eventually(
-      () => ctl.status().endpoints.length === 120 && ctl.isReady(),
-      'confirming listing applied',
+      () => ctl.status().endpoints.length === 120 && ctl.status().deletionCandidates?.length === 0,
+      'every candidate proven to exist',
     );
     proxy.rewrite(undefined);
     expect(await quietFor(env.writes, 800)).toBe(0);
@@ -147,56 +143,135 @@ describe('controller: deletes need fresh, whole knowledge of this leadership ter
     expect(ports(env.writes.cache.list())).toEqual(before);
   });
 
-  it('a mass delete that a second listing confirms is carried out, once', async () => {
+  it('genuine deletions are each proven by their own GET and carried out, with no listing', async () => {
     env = await startEnv({ namespaces: ['bulk'] });
     const logs = captureLogs('info');
-    const ctl = await env.startController({
-      logger: logs.logger,
-      // The notifications wait: the deletions reach the plan through one listing, all at once.
-      bindings: { deletes: { massDeleteConfirmDelaySeconds: 0.3, deletedNotificationGraceSeconds: 60 } },
-    });
+    const ctl = await env.startController({ logger: logs.logger });
     const eps = [];
     for (let i = 0; i < 20; i++) eps.push(await env.createEndpoint(`http://m-${i}.bulk`));
-    await eventually(() => owned(env!) === 40, '40 Services', 30_000);
+    await eventually(() => owned(env!) === 40 && ctl.status().notificationsLive, '40 Services', 30_000);
     const deletes = countDeletes(env);
-    await Promise.all(eps.slice(0, 15).map((e) => env!.mock.client.endpoints.delete(e.id)));
-    expect(await ctl.resyncNow()).toBe(true);
-    await eventually(() => owned(env!) === 10, 'deleted after confirmation', 30_000);
+    const gone = new Set(eps.slice(0, 15).map((e) => e.id));
+    await Promise.all([...gone].map((id) => env!.mock.client.endpoints.delete(id)));
+    await eventually(() => owned(env!) === 10, 'deleted on their proofs', 30_000);
     expect(deletes.n).toBe(30);
-    const held = logs.lines.find(
-      (l) => l['msg'] === 'mass delete held: confirming with a second complete listing first',
-    );
-    expect(held).toMatchObject({ deletes: 30, services: 40 });
-    expect(logs.count('mass delete confirmed by a second complete listing; deleting')).toBe(1);
+    const proven = logs.lines.filter((l) => l['msg'] === 'endpoint deletion proven');
+    expect(new Set(proven.map((l) => l['endpointId']))).toEqual(gone);
+    expect(proven.every((l) => l['proof'] === 'ERR_150')).toBe(true);
     expect(ctl.status().endpoints.length).toBe(5);
   });
 
-  it('a false endpoint.deleted removes nothing within its grace, and a listing contradicts it', async () => {
+  it('a false endpoint.deleted removes nothing, also when something in between answers its GET with a bare 404 or an HTML page', async () => {
     env = await startEnv();
     proxy = await startApiProxy(env.mock.url);
-    const ctl = await env.startController({
-      api: { baseUrl: proxy.url },
-      bindings: { deletes: { deletedNotificationGraceSeconds: 3 } },
-    });
+    const ctl = await env.startController({ api: { baseUrl: proxy.url } });
     const ep = await env.createEndpoint('http://api.prod');
     const gone = await env.createEndpoint('http://gone.prod');
     await eventually(() => owned(env!) === 4 && ctl.status().notificationsLive, 'projected, live');
     const deletes = countDeletes(env);
+    const falseDelete = `event: endpoint.deleted\ndata: ${JSON.stringify({ endpoint: { id: ep.id, uri: ep.uri, url: ep.url } })}\n\n`;
 
-    const frame = `event: endpoint.deleted\ndata: ${JSON.stringify({ endpoint: { id: ep.id, uri: ep.uri, url: ep.url } })}\n\n`;
-    expect(proxy.inject(frame)).toBeGreaterThan(0);
-    expect(await quietFor(env.writes, 1_000)).toBe(0);
-    // The next listing shows the endpoint: the notification is dropped.
-    expect(await ctl.resyncNow()).toBe(true);
-    expect(await quietFor(env.writes, 2_500)).toBe(0);
+    // The API's own GET answers: the endpoint exists, the candidate is dropped.
+    expect(proxy.inject(falseDelete)).toBeGreaterThan(0);
+    await eventually(
+      () => proxy!.endpointGets >= 1 && ctl.status().deletionCandidates?.length === 0,
+      'proof: exists',
+    );
+    // A bare 404 and an HTML 404 page prove nothing: the candidate stays, with the reason in /status.
+    for (const answer of [
+      { status: 404, contentType: 'text/plain', body: '' },
+      { status: 404, contentType: 'text/html', body: '<html><body><h1>404 Not Found</h1></body></html>' },
+    ]) {
+      proxy.answerEndpointGets(answer);
+      const gets = proxy.endpointGets;
+      expect(proxy.inject(falseDelete)).toBeGreaterThan(0);
+      await eventually(() => proxy!.endpointGets > gets || undefined, 'proof asked');
+      const candidate = await eventually(
+        () => ctl.status().deletionCandidates?.find((c) => c.id === ep.id && c.lastError),
+        'candidate kept with its reason',
+      );
+      expect(candidate.reason).toBe('endpoint.deleted notification');
+      expect(candidate.lastError).toMatch(/HTTP 404/);
+      expect(await quietFor(env.writes, 800)).toBe(0);
+      proxy.answerEndpointGets(undefined);
+      await eventually(() => ctl.status().deletionCandidates?.length === 0 || undefined, 'exists after all');
+    }
     expect(deletes.n).toBe(0);
     expect(ctl.status().endpoints.find((e) => e.id === ep.id)?.state).toBe('projected');
 
-    // A real deletion: the next listing confirms it at once.
+    // A genuine deletion: the notification nominates, the API's not-found proves; no listing asked.
+    const pages = proxy.pagesServed;
     await env.mock.client.endpoints.delete(gone.id);
-    expect(await ctl.resyncNow()).toBe(true);
-    await eventually(() => deletes.n === 2, 'gone removed');
+    await eventually(() => deletes.n === 2 || undefined, 'both Services of gone removed', 5_000);
+    expect(proxy.pagesServed).toBe(pages);
     expect(await env.service('prod', 'api')).toBeDefined();
+  });
+
+  it('two listings lacking different sets, and one lacking 15 of 250, delete nothing and move no port', async () => {
+    env = await startEnv({ namespaces: ['bulk'] });
+    proxy = await startApiProxy(env.mock.url);
+    const ctl = await env.startController({ api: { baseUrl: proxy.url } });
+    await eventually(() => ctl.isReady(), 'ready');
+    for (let i = 0; i < 250; i += 25)
+      await Promise.all(Array.from({ length: 25 }, (_, j) => env!.createEndpoint(`http://s-${i + j}.bulk`)));
+    await eventually(() => owned(env!) === 500, '500 Services', 120_000);
+    await eventually(() => ctl.status().counts['projected'] === 250, 'all projected', 60_000);
+    const before = ports(env.writes.cache.list());
+    const deletes = countDeletes(env);
+    const ids = ctl.status().endpoints.map((e) => e.id);
+    const lacking = (set: Set<string>) => (p: ListingPage) => ({
+      ...p,
+      endpoints: p.endpoints.filter((e) => !set.has((e as { id: string }).id)),
+    });
+
+    // Listing 1 lacks one set, listing 2 another: each only nominates, each GET finds its endpoint.
+    proxy.rewrite(lacking(new Set(ids.slice(0, 60))));
+    expect(await ctl.resyncNow()).toBe(true);
+    proxy.rewrite(lacking(new Set(ids.slice(60, 120))));
+    expect(await ctl.resyncNow()).toBe(true);
+    // One listing lacking 15 of 250.
+    proxy.rewrite(lacking(new Set(ids.slice(200, 215))));
+    expect(await ctl.resyncNow()).toBe(true);
+    proxy.rewrite(undefined);
+    await eventually(
+      // Each one's GET found it, or a later listing showed it again (the last one's 15 by GET).
+      () => proxy!.endpointGets >= 15 && ctl.status().deletionCandidates?.length === 0,
+      'every candidate shown to exist',
+      30_000,
+    );
+    expect(await quietFor(env.writes, 800)).toBe(0);
+    expect(deletes.n).toBe(0);
+    expect(ctl.status().endpoints.length).toBe(250);
+    expect(ports(env.writes.cache.list())).toEqual(before);
+  }, 180_000);
+
+  it('the Services of a namespace labelled aliases=disabled go while the API path is cut; the others stay', async () => {
+    // A delete that follows from a cluster fact (a tenant's opt-out, the deny list) needs no API
+    // listing and no proof from the API: it is applied while every call to the API fails.
+    env = await startEnv({ namespaces: ['team', 'other'] });
+    proxy = await startApiProxy(env.mock.url);
+    const ctl = await env.startController({ api: { baseUrl: proxy.url, timeoutMs: 500 } });
+    const eps: { id: string }[] = [];
+    for (let i = 0; i < 12; i++) eps.push(await env.createEndpoint(`http://svc-${i}.team`));
+    const other = await env.createEndpoint('http://keep.other');
+    await eventually(() => ctl.status().counts['projected'] === 13 || undefined, 'all projected');
+
+    // Every listing, proof and notification fails from now on. 12 alias deletes of 26 Services:
+    // what the old count-based rule held for a confirming listing that could never come.
+    proxy.cut(true);
+    await eventually(() => !ctl.status().notificationsLive || undefined, 'notifications down');
+    await env.kube.mergePatch(kinds.namespace, undefined, 'team', {
+      metadata: { labels: { 'endpoint-binder.io/aliases': 'disabled' } },
+    });
+    await eventually(async () => {
+      for (let i = 0; i < 12; i++) if (await env!.service('team', `svc-${i}`)) return undefined;
+      for (const e of eps) if (await env!.internalOf(e.id)) return undefined;
+      return true;
+    }, "every alias in the opted-out namespace and its endpoints' internal Services deleted");
+    // Nothing else moved: the other namespace's alias and internal Service stand.
+    expect(await env.service('other', 'keep')).toBeDefined();
+    expect(await env.internalOf(other.id)).toBeDefined();
+    expect(ctl.status().endpoints.filter((e) => e.state === 'namespace-denied')).toHaveLength(12);
   });
 });
 

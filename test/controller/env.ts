@@ -69,6 +69,7 @@ export type StartControllerOptions = ControllerConfigInput & {
   pod?: { name: string; namespace: string };
   cacheTuning?: Partial<CacheTuning>;
   pendingWriteTtlMs?: number;
+  recordCapacity?: number;
 };
 
 /**
@@ -82,7 +83,7 @@ export function controllerStarter(
   controllers: Controller[],
 ): (overrides?: StartControllerOptions) => Promise<Controller> {
   return async (overrides = {}) => {
-    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, ...cfg } = overrides;
+    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, recordCapacity, ...cfg } = overrides;
     const r = resolveControllerConfig(
       {
         api: { baseUrl: apiUrl },
@@ -90,11 +91,7 @@ export function controllerStarter(
         http: { listen: '127.0.0.1:0' },
         resyncIntervalSeconds: 60,
         ...cfg,
-        // A short grace for endpoint.deleted notifications (30 s by default) keeps tests quick.
-        bindings: {
-          ...cfg.bindings,
-          deletes: { deletedNotificationGraceSeconds: 0.5, ...cfg.bindings?.deletes },
-        },
+        ...(cfg.bindings ? { bindings: cfg.bindings } : {}),
         leaderElection: {
           leaseDurationSeconds: 2,
           renewDeadlineSeconds: 1.5,
@@ -111,6 +108,7 @@ export function controllerStarter(
       logger: logger ?? silentLogger(),
       cacheTuning: { ...fastTuning, pageSize: 500, ...cacheTuning },
       ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
+      ...(recordCapacity !== undefined ? { recordCapacity } : {}),
       poll: { baseDelayMs: 100, maxDelayMs: 500 },
       identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
       ...(pod ? { pod } : {}),

@@ -34,9 +34,24 @@ async function pagedApi(
   pages: () => ('ok' | 500)[],
   endpoints: () => number,
   events?: (res: ServerResponse) => void,
+  /** `GET /endpoints/{id}`: the endpoint (by its number), or the API's not-found. */
+  lookup?: (id: string) => number | undefined,
 ): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    const single = /^\/endpoints\/([^/]+)$/.exec(url.pathname);
+    if (single && lookup) {
+      const i = lookup(decodeURIComponent(single[1]!));
+      res.writeHead(i === undefined ? 404 : 200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          i === undefined
+            ? { error_code: 'ERR_150', status_code: 404, msg: 'not found', details: { operation_id: 'op_y' } }
+            : ep(i),
+        ),
+      );
+      return;
+    }
     if (url.pathname.endsWith('/events')) {
       if (events) return events(res);
       res.writeHead(404).end();
@@ -69,6 +84,23 @@ async function pagedApi(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+/** A feed against `url` on the real clock, relisted by the test itself. */
+function listedFeed(
+  url: string,
+  onChange: (feed: EndpointFeed) => void = () => undefined,
+): { client: ManagementClient; feed: EndpointFeed } {
+  const client = new ManagementClient({ baseUrl: url, apiKey: 'k', retry: { retries: 0 } });
+  const feed: EndpointFeed = new EndpointFeed({
+    client,
+    registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
+    log: silentLogger(),
+    metrics: controllerMetrics(new Registry()),
+    resyncIntervalMs: 60_000,
+    onChange: () => onChange(feed),
+  });
+  return { client, feed };
+}
+
 /** A feed on the manual clock against `url`: polls every 100 ms doubling to 400 ms, resyncs every 60 s. */
 function polledFeed(
   url: string,
@@ -94,7 +126,7 @@ describe('endpoint feed: only a complete listing removes', () => {
   let server: Server | undefined;
   afterEach(() => server?.close());
 
-  it('keeps every endpoint when a listing fails on its second page, and drops them after a complete one', async () => {
+  it('keeps every endpoint when a listing fails on its second page, and a complete one lacking two only nominates them', async () => {
     let plan: ('ok' | 500)[] = ['ok', 'ok'];
     let count = 4;
     const api = await pagedApi(
@@ -103,15 +135,7 @@ describe('endpoint feed: only a complete listing removes', () => {
     );
     server = api.server;
     const changes: number[] = [];
-    const client = new ManagementClient({ baseUrl: api.url, apiKey: 'k', retry: { retries: 0 } });
-    const feed: EndpointFeed = new EndpointFeed({
-      client,
-      registration: { operatorId: () => 'k8sop_x', lost: async () => undefined, generation: 1 },
-      log: silentLogger(),
-      metrics: controllerMetrics(new Registry()),
-      resyncIntervalMs: 60_000,
-      onChange: () => changes.push(feed.size),
-    });
+    const { client, feed } = listedFeed(api.url, (f) => changes.push(f.size));
     try {
       expect(await feed.relist('first')).toBe(true);
       expect(feed.size).toBe(4);
@@ -123,12 +147,54 @@ describe('endpoint feed: only a complete listing removes', () => {
       expect(await feed.relist('half-read')).toBe(false);
       expect(feed.size).toBe(4);
 
-      // An unchanged listing changes nothing either; a complete one removes the two.
+      // A complete listing lacking two removes nothing either: it nominates them for their
+      // proof (GET /endpoints/{id}; this API answers none, so they stay, with the reason).
       plan = ['ok', 'ok'];
       expect(await feed.relist('complete')).toBe(true);
-      expect(feed.size).toBe(2);
+      expect(feed.size).toBe(4);
+      expect(feed.deletionCandidates().map((c) => c.reason)).toEqual([
+        'absent from the complete listing #2',
+        'absent from the complete listing #2',
+      ]);
       expect(await feed.relist('unchanged')).toBe(true);
-      expect(changes).toEqual([4, 2]);
+      expect(changes).toEqual([4]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('removes an endpoint only on its own not-found proof, and a listing from before the proof does not bring it back', async () => {
+    let count = 3;
+    const api = await pagedApi(
+      () => ['ok'],
+      () => count,
+      undefined,
+      (id) => (id === ep(2).id ? undefined : Number(id.slice(3))),
+    );
+    server = api.server;
+    const { client, feed } = listedFeed(api.url);
+    try {
+      expect(await feed.relist('first')).toBe(true);
+      // The listing lacks the last two; only ep 2 is gone by the API's own answer.
+      count = 1;
+      expect(await feed.relist('lacking')).toBe(true);
+      await waitFor(() => feed.deletionCandidates().length === 0, 'both proofs back');
+      expect(
+        feed
+          .endpoints()
+          .map((e) => e.id)
+          .sort(),
+      ).toEqual([ep(0).id, ep(1).id]);
+      expect(feed.snapshot().provenGone).toEqual(new Set([ep(2).id]));
+      // A listing that still shows ep 2 (it started before the deletion) does not revive it.
+      count = 3;
+      expect(await feed.relist('stale')).toBe(true);
+      expect(
+        feed
+          .endpoints()
+          .map((e) => e.id)
+          .sort(),
+      ).toEqual([ep(0).id, ep(1).id]);
     } finally {
       await client.close();
     }

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
-import { REASON_ANNOTATION, STATE_LABEL } from '../../src/binding/identity.js';
 import type { Controller } from '../../src/controller/controller.js';
 import { collectionPath, kinds, KubeTransport, listAll } from '../../src/kube/index.js';
 import { EventSchema } from '../../src/kube/objects.js';
 import { captured } from '../helpers/capture-io.js';
 import { ACME_KEY } from '../helpers/mock-api.js';
-import { eventually, startEnv, type ControllerEnv } from './env.js';
+import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
 
 /** The namespace policy end to end: mock API + kubesim + an in-process controller (defaults). */
 describe('controller: the namespace policy', () => {
@@ -15,7 +14,8 @@ describe('controller: the namespace policy', () => {
 
   beforeAll(async () => {
     env = await startEnv({ namespaces: ['prod', 'tenant', 'gated'] });
-    ctl = await env.startController({});
+    // The Event of an endpoint without a Service goes on the controller's Pod.
+    ctl = await env.startController({ pod: { name: 'controller-0', namespace: OPERATOR_NS } });
     await eventually(() => ctl.isReady(), 'controller ready');
   });
   afterAll(async () => {
@@ -28,16 +28,15 @@ describe('controller: the namespace policy', () => {
       metadata: { labels: { 'endpoint-binder.io/aliases': value } },
     });
 
-  it('http://x.kube-system is namespace-denied with the rule in the reason, a Warning Event, and no alias', async () => {
+  it('http://x.kube-system is namespace-denied with the rule in the reason, a Warning Event, and no alias, internal Service or port', async () => {
     const ep = await env.createEndpoint('http://x.kube-system');
     const st = await eventually(
       () => (stateOf(ep.id)?.state === 'namespace-denied' ? stateOf(ep.id) : undefined),
       'namespace-denied',
     );
     expect(st.reason).toContain('namespace "kube-system" matches the deny entry "kube-*" (namespaces.deny)');
-    const internal = await eventually(() => env.internalOf(ep.id), 'internal Service');
-    expect(internal.metadata.labels?.[STATE_LABEL]).toBe('namespace-denied');
-    expect(internal.metadata.annotations?.[REASON_ANNOTATION]).toContain('deny entry "kube-*"');
+    // Issue #30 item 5: no alias can use them, so no internal Service and no forwarder port.
+    expect(st.targetPort).toBeUndefined();
     const transport = new KubeTransport(env.sim.kubeConfig());
     const event = await eventually(async () => {
       const all = (await listAll({ transport, path: collectionPath(kinds.event), schema: EventSchema }))
@@ -47,6 +46,7 @@ describe('controller: the namespace policy', () => {
     expect(event.type).toBe('Warning');
     expect(event.message).toContain('deny entry "kube-*"');
     expect(await env.service('kube-system', 'x')).toBeUndefined();
+    expect(await env.internalOf(ep.id)).toBeUndefined();
   });
 
   it('selector test shows the namespace-denied line with the rule', async () => {

@@ -113,6 +113,15 @@ describe('observed status (pure)', () => {
     expect(observedStatuses([conflict], desired, () => undefined)[0]).toEqual(conflict);
   });
 
+  it("unproven is the leader's word: a follower says pending meanwhile (issue #30 item 5)", () => {
+    const unproven: EndpointStatus = { ...planned, state: 'unproven', reason: 'Service ops/ep-1 carries …' };
+    expect(observedStatuses([unproven], desired, () => undefined)[0]).toEqual(unproven);
+    expect(observedStatuses([unproven], desired, () => undefined, false)[0]).toMatchObject({
+      state: 'pending',
+      reason: 'waiting for the leader to record its internal Service (Service ops/ep-1 carries …)',
+    });
+  });
+
   it('names the differing fields', () => {
     const live = svc('ops', 'ep-1', 10001);
     live.spec!.type = 'ExternalName';

@@ -21,6 +21,13 @@ export interface ApiProxy {
   rewrite(fn: ((page: ListingPage, index: number) => ListingPage) | undefined): void;
   /** Listing pages that crossed the proxy. */
   readonly pagesServed: number;
+  /**
+   * Answers `GET /endpoints/{id}` itself (something in between: a bare 404, an HTML page) instead
+   * of forwarding it; undefined forwards again.
+   */
+  answerEndpointGets(answer: { status: number; contentType: string; body: string } | undefined): void;
+  /** `GET /endpoints/{id}` requests that crossed the proxy. */
+  readonly endpointGets: number;
   /** Writes one SSE frame into every open notification stream; resolves with how many got it. */
   inject(frame: string): number;
   close(): Promise<void>;
@@ -33,11 +40,21 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
   let cutOff = false;
   let rewriter: ((page: ListingPage, index: number) => ListingPage) | undefined;
   let pagesServed = 0;
+  let endpointAnswer: { status: number; contentType: string; body: string } | undefined;
+  let endpointGets = 0;
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const path = req.url ?? '/';
     const listing = req.method === 'GET' && /\/bound_endpoints(\?|$)/.test(path);
     const events = /\/events(\?|$)/.test(path);
+    if (req.method === 'GET' && /^\/endpoints\/[^/?]+(\?|$)/.test(path)) {
+      endpointGets++;
+      if (endpointAnswer) {
+        res.writeHead(endpointAnswer.status, { 'content-type': endpointAnswer.contentType });
+        res.end(endpointAnswer.body);
+        return;
+      }
+    }
     const up = request(
       {
         host: upstream.hostname,
@@ -104,6 +121,12 @@ export async function startApiProxy(target: string): Promise<ApiProxy> {
     },
     get pagesServed() {
       return pagesServed;
+    },
+    answerEndpointGets(answer) {
+      endpointAnswer = answer;
+    },
+    get endpointGets() {
+      return endpointGets;
     },
     inject(frame) {
       for (const s of streams) s.write(frame);
