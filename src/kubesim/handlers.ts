@@ -424,7 +424,7 @@ export class ResourceHandlers {
 
   private validate(def: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
     const errs = [...validateObjectMeta(obj, def.nameRule), ...(def.validate?.(obj, old) ?? [])];
-    if (errs.length) throw invalidError(def.group, def.kind, obj.metadata.name, errs);
+    if (errs.length) throw invalidError(def.invalidGroup ?? def.group, def.kind, obj.metadata.name, errs);
   }
 
   private createObject(

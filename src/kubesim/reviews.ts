@@ -81,9 +81,13 @@ export class Reviews {
     const errs: FieldError[] = [];
     if (spec.resourceAttributes && spec.nonResourceAttributes)
       errs.push(
-        field.invalid(
+        field.invalidRaw(
           'spec.nonResourceAttributes',
-          spec.nonResourceAttributes,
+          // The internal struct, printed by encoding/json with its Go field names.
+          JSON.stringify({
+            Path: spec.nonResourceAttributes.path ?? '',
+            Verb: spec.nonResourceAttributes.verb ?? '',
+          }),
           'cannot be specified in combination with resourceAttributes',
         ),
       );
@@ -91,12 +95,13 @@ export class Reviews {
       errs.push(
         field.invalidRaw(
           'spec.resourceAttributes',
-          '"null"',
+          'null',
           'exactly one of nonResourceAttributes or resourceAttributes must be specified',
         ),
       );
     errs.push(...metadataErrors(obj));
-    if (errs.length) throw invalidError(def.group, def.kind, '', errs);
+    // Sic: the real server names no kind in this error (`.authorization.k8s.io "" is invalid`).
+    if (errs.length) throw invalidError(def.group, '', '', errs);
     const ra = spec.resourceAttributes;
     const nra = spec.nonResourceAttributes;
     const decision = ra

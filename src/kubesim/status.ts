@@ -119,10 +119,11 @@ export const errors = {
   ): ApiError {
     const qualifiedKind = group ? `${kindLabel}.${group}` : kindLabel;
     const joined = messages.length === 1 ? (messages[0] ?? '') : `[${messages.join(', ')}]`;
+    // Empty name and kind are left out of details (omitempty), as for ListOptions or the reviews.
     return failure(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${joined}`, {
-      name,
+      ...(name ? { name } : {}),
       ...(group ? { group } : {}),
-      kind: kindLabel,
+      ...(kindLabel ? { kind: kindLabel } : {}),
       causes,
     });
   },
@@ -172,7 +173,7 @@ export const errors = {
     return err;
   },
   tooLargeResourceVersion(requested: number, current: number): ApiError {
-    return failure(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+    return failure(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
       causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
       retryAfterSeconds: 1,
     });
@@ -185,6 +186,18 @@ export const errors = {
       { retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) },
     );
+  },
+  /** A plain Go error turned into a Status (ErrorToAPIStatus): no reason, just the code and the text. */
+  unclassified(code: number, message: string): ApiError {
+    const body: StatusBody = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      code,
+    };
+    return new ApiError(body);
   },
   internal(message: string): ApiError {
     return failure(500, 'InternalError', `Internal error occurred: ${message}`, {
