@@ -10,6 +10,14 @@ export function defineNamespaces(server: FidelityServer): void {
       expect(created.body.spec).toEqual({ finalizers: ['kubernetes'] });
       expect(created.body.status).toEqual({ phase: 'Active' });
       expect(created.body.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': ns });
+      // A real cluster's root-CA publisher puts kube-root-ca.crt in every namespace; kubesim runs
+      // no such controller (documented).
+      const rootCa = () => server.api('GET', `/api/v1/namespaces/${ns}/configmaps/kube-root-ca.crt`);
+      if (server.kind === 'kube-apiserver')
+        await eventually('kube-root-ca.crt', async () =>
+          (await rootCa()).status === 200 ? true : undefined,
+        );
+      else expect((await rootCa()).status).toBe(404);
       await server.api('POST', `/api/v1/namespaces/${ns}/services`, {
         metadata: { name: 'web' },
         spec: { ports: [{ port: 80 }] },
