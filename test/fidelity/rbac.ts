@@ -114,7 +114,7 @@ export function defineRbac(server: FidelityServer): void {
       expect(w.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED mine']);
     });
 
-    it('an aggregated ClusterRole: the controller fills its rules on a real server; kubesim does not (documented)', async () => {
+    it('an aggregated ClusterRole gets the rules of the roles its selector matches, and grants them', async () => {
       const { ns, token } = await account();
       const label = `fidelity.test/agg-${ns}`;
       await server.api('POST', `${rbac}/clusterroles`, {
@@ -123,26 +123,42 @@ export function defineRbac(server: FidelityServer): void {
         rules: [],
       });
       await server.api('POST', `${rbac}/clusterroles`, {
-        metadata: { name: `${ns}-part`, labels: { [label]: 'true' } },
+        metadata: { name: `${ns}-part-b`, labels: { [label]: 'true' } },
         rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }],
+      });
+      await server.api('POST', `${rbac}/clusterroles`, {
+        metadata: { name: `${ns}-part-a`, labels: { [label]: 'true' } },
+        rules: [
+          { apiGroups: [''], resources: ['services'], verbs: ['get'] },
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['list'] },
+        ],
       });
       await server.api('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
         metadata: { name: 'agg' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${ns}-agg` },
         subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
       });
-      const list = () => server.api('GET', `/api/v1/namespaces/${ns}/configmaps`, undefined, { token });
       try {
-        if (server.kind === 'kube-apiserver') {
-          await until('the aggregated rule', list, 200);
-          const agg = await server.api('GET', `${rbac}/clusterroles/${ns}-agg`);
-          expect(agg.body.rules).toEqual([{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }]);
-        } else {
-          expect((await list()).status).toBe(403);
-          expect((await server.api('GET', `${rbac}/clusterroles/${ns}-agg`)).body.rules).toEqual([]);
-        }
+        await until(
+          'the aggregated rule',
+          () => server.api('GET', `/api/v1/namespaces/${ns}/configmaps`, undefined, { token }),
+          200,
+        );
+        // In name order (part-a, then part-b), without the duplicate.
+        const agg = await server.api('GET', `${rbac}/clusterroles/${ns}-agg`);
+        expect(agg.body.rules).toEqual([
+          { apiGroups: [''], resources: ['services'], verbs: ['get'] },
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['list'] },
+        ]);
+        // A part that goes away takes its rules with it.
+        await server.api('DELETE', `${rbac}/clusterroles/${ns}-part-a`);
+        await eventually('the rules shrunk', async () => {
+          const r = await server.api('GET', `${rbac}/clusterroles/${ns}-agg`);
+          return r.body.rules?.length === 1 ? r : undefined;
+        });
       } finally {
-        for (const n of ['agg', 'part']) await server.api('DELETE', `${rbac}/clusterroles/${ns}-${n}`);
+        for (const n of ['agg', 'part-a', 'part-b'])
+          await server.api('DELETE', `${rbac}/clusterroles/${ns}-${n}`);
       }
     });
 
@@ -205,7 +221,7 @@ export function defineRbac(server: FidelityServer): void {
       );
     });
 
-    it('SubjectAccessReview answers for another user (a real server); kubesim does not serve it (documented)', async () => {
+    it('SubjectAccessReview answers for the user and groups in its spec, exactly as given', async () => {
       const { ns, user } = await account();
       await server.api('POST', `${rbac}/namespaces/${ns}/roles`, {
         metadata: { name: 'svc' },
@@ -216,27 +232,45 @@ export function defineRbac(server: FidelityServer): void {
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'svc' },
         subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
       });
-      const sar = () =>
+      const sar = (spec: Record<string, unknown>) =>
         server.api('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',
-          spec: {
-            user,
-            groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
-            resourceAttributes: { namespace: ns, verb: 'list', resource: 'services' },
-          },
+          spec,
         });
-      if (server.kind === 'kubesim') {
-        expect((await sar()).status).toBe(404);
-        return;
-      }
+      const attrs = { resourceAttributes: { namespace: ns, verb: 'list', resource: 'services' } };
       const r = await eventually('allowed', async () => {
-        const x = await sar();
+        const x = await sar({ user, ...attrs });
         return x.body.status?.allowed ? x : undefined;
       });
       expect(r.status).toBe(201);
-      expect(r.body.status.reason).toBe(
-        `RBAC: allowed by RoleBinding "svc/${ns}" of Role "svc" to ServiceAccount "bot/${ns}"`,
+      expect(r.body).toMatchObject({ kind: 'SubjectAccessReview', apiVersion: 'authorization.k8s.io/v1' });
+      expect(r.body.spec).toEqual({ user, ...attrs });
+      expect(r.body.status).toEqual({
+        allowed: true,
+        reason: `RBAC: allowed by RoleBinding "svc/${ns}" of Role "svc" to ServiceAccount "bot/${ns}"`,
+      });
+      const other = await sar({ user: 'nobody', ...attrs });
+      expect(other.body.status).toEqual({ allowed: false });
+      // Groups are taken as given: system:masters in the spec is allowed everything.
+      const masters = await sar({ user: 'nobody', groups: ['system:masters'], ...attrs });
+      expect(masters.body.status.allowed).toBe(true);
+      const nobody = await sar(attrs);
+      expect(nobody.status).toBe(422);
+      expect(nobody.body.message).toBe(
+        '.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified',
+      );
+      // The caller needs the right to create the review.
+      const { token } = await account('asker');
+      const denied = await server.api(
+        'POST',
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        { spec: { user, ...attrs } },
+        { token },
+      );
+      expect(denied.status).toBe(403);
+      expect(denied.body.message).toMatch(
+        /^subjectaccessreviews\.authorization\.k8s\.io is forbidden: User ".*" cannot create resource "subjectaccessreviews" in API group "authorization\.k8s\.io" at the cluster scope$/,
       );
     });
 

@@ -32,10 +32,10 @@ export function defineWatches(server: FidelityServer): void {
       );
       const deleted = await server.api('DELETE', `${cms(ns)}/cm`);
       expect(deleted.status).toBe(200);
-      await w.waitFor((evs) => evs.length >= 3, 'three events');
+      await w.waitFor((evs) => ours(evs).length >= 3, 'three events');
       w.close();
       expect(types(w.events)).toEqual(['ADDED cm', 'MODIFIED cm', 'DELETED cm']);
-      const [added, modified, gone] = w.events;
+      const [added, modified, gone] = ours(w.events);
       expect(added!.object).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1', data: { a: '1' } });
       expect(added!.object.metadata.resourceVersion).toBe(created.body.metadata.resourceVersion);
       expect(modified!.object.metadata.resourceVersion).toBe(updated.body.metadata.resourceVersion);
@@ -49,7 +49,7 @@ export function defineWatches(server: FidelityServer): void {
       const resumed = await server.watch(
         `${cms(ns)}?watch=true&resourceVersion=${created.body.metadata.resourceVersion}`,
       );
-      await resumed.waitFor((evs) => evs.length >= 2, 'the replay of MODIFIED and DELETED');
+      await resumed.waitFor((evs) => ours(evs).length >= 2, 'the replay of MODIFIED and DELETED');
       resumed.close();
       expect(types(resumed.events)).toEqual(['MODIFIED cm', 'DELETED cm']);
     });
@@ -65,10 +65,10 @@ export function defineWatches(server: FidelityServer): void {
       expect(types(w.events)).toEqual(['ADDED old', 'ADDED new']);
 
       const one = await server.watch(`/api/v1/watch/namespaces/${ns}/configmaps/old`);
-      await one.waitFor((evs) => evs.length >= 1, 'ADDED old');
+      await one.waitFor((evs) => ours(evs).length >= 1, 'ADDED old');
       await server.api('DELETE', `${cms(ns)}/new`);
       await server.api('DELETE', `${cms(ns)}/old`);
-      await one.waitFor((evs) => evs.length >= 2, 'DELETED old');
+      await one.waitFor((evs) => ours(evs).length >= 2, 'DELETED old');
       one.close();
       expect(types(one.events)).toEqual(['ADDED old', 'DELETED old']);
     });
@@ -82,13 +82,13 @@ export function defineWatches(server: FidelityServer): void {
       await server.api('PATCH', `${cms(ns)}/cm`, { metadata: { labels: { on: 'yes' } } }, merge);
       await server.api('PATCH', `${cms(ns)}/cm`, { data: { x: '1' } }, merge);
       const left = await server.api('PATCH', `${cms(ns)}/cm`, { metadata: { labels: { on: 'no' } } }, merge);
-      await w.waitFor((evs) => evs.length >= 3, 'three events');
+      await w.waitFor((evs) => ours(evs).length >= 3, 'three events');
       w.close();
       expect(types(w.events)).toEqual(['ADDED cm', 'MODIFIED cm', 'DELETED cm']);
       // The DELETED object is the last state that matched, with the RV of the write that moved it out.
-      expect(w.events[2]!.object.metadata.labels).toEqual({ on: 'yes' });
-      expect(w.events[2]!.object.data).toEqual({ x: '1' });
-      expect(w.events[2]!.object.metadata.resourceVersion).toBe(left.body.metadata.resourceVersion);
+      expect(ours(w.events)[2]!.object.metadata.labels).toEqual({ on: 'yes' });
+      expect(ours(w.events)[2]!.object.data).toEqual({ x: '1' });
+      expect(ours(w.events)[2]!.object.metadata.resourceVersion).toBe(left.body.metadata.resourceVersion);
     });
 
     it('initial-events-end BOOKMARK: with sendInitialEvents, and on a watch without RV that allows bookmarks', async () => {
@@ -139,7 +139,7 @@ export function defineWatches(server: FidelityServer): void {
       );
       expect(await w.ended, 'a clean end at timeoutSeconds').toBe('end');
       expect(
-        w.events.filter((e) => e.type !== 'BOOKMARK'),
+        ours(w.events).filter((e) => e.type !== 'BOOKMARK'),
         'only bookmarks',
       ).toEqual([]);
       const bm = w.events.find((e) => e.type === 'BOOKMARK')!;
@@ -154,7 +154,7 @@ export function defineWatches(server: FidelityServer): void {
       expect(w.status).toBe(200);
       await server.api('POST', cms(ns), { metadata: { name: 'before-the-rv' } });
       expect(await w.ended).toBe('end');
-      expect(w.events).toEqual([]);
+      expect(ours(w.events)).toEqual([]);
     });
 
     it('an unparsable resourceVersion on a watch is a 500 without a reason, as the cacher answers', async () => {
