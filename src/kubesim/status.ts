@@ -50,7 +50,7 @@ export class ApiError extends Error {
 
 function failure(
   code: number,
-  reason: string,
+  reason: string | undefined,
   message: string,
   details?: StatusDetails,
   headers?: Record<string, string>,
@@ -61,7 +61,7 @@ function failure(
     metadata: {},
     status: 'Failure',
     message,
-    reason,
+    ...(reason ? { reason } : {}),
     ...(details ? { details } : {}),
     code,
   };
@@ -189,15 +189,7 @@ export const errors = {
   },
   /** A plain Go error turned into a Status (ErrorToAPIStatus): no reason, just the code and the text. */
   unclassified(code: number, message: string): ApiError {
-    const body: StatusBody = {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message,
-      code,
-    };
-    return new ApiError(body);
+    return failure(code, undefined, message);
   },
   internal(message: string): ApiError {
     return failure(500, 'InternalError', `Internal error occurred: ${message}`, {

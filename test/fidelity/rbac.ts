@@ -19,6 +19,15 @@ export function defineRbac(server: FidelityServer): void {
         token: await server.serviceAccountToken(ns, name),
       };
     };
+    /** A Role with these rules, bound to the ServiceAccount `bot` of the namespace. */
+    const grant = async (ns: string, name: string, rules: Record<string, unknown>[]) => {
+      await server.api('POST', `${rbac}/namespaces/${ns}/roles`, { metadata: { name }, rules });
+      await server.api('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
+      });
+    };
     /** RBAC caches on a real server: a new grant shows after a moment. */
     const until = (what: string, call: () => Promise<Res>, status: number) =>
       eventually(
@@ -50,15 +59,7 @@ export function defineRbac(server: FidelityServer): void {
       );
       const named = await server.api('GET', `/api/v1/namespaces/${ns}/services/web`, undefined, { token });
       expect(named.body.details).toEqual({ name: 'web', kind: 'services' });
-      await server.api('POST', `${rbac}/namespaces/${ns}/roles`, {
-        metadata: { name: 'svc' },
-        rules: [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }],
-      });
-      await server.api('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'svc' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'svc' },
-        subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
-      });
+      await grant(ns, 'svc', [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }]);
       await until(
         'the list allowed',
         () => server.api('GET', `/api/v1/namespaces/${ns}/services`, undefined, { token }),
@@ -79,22 +80,14 @@ export function defineRbac(server: FidelityServer): void {
       const { ns, token } = await account();
       for (const name of ['mine', 'theirs'])
         await server.api('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name } });
-      await server.api('POST', `${rbac}/namespaces/${ns}/roles`, {
-        metadata: { name: 'one' },
-        rules: [
-          {
-            apiGroups: [''],
-            resources: ['configmaps'],
-            resourceNames: ['mine'],
-            verbs: ['get', 'list', 'watch'],
-          },
-        ],
-      });
-      await server.api('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'one' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'one' },
-        subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
-      });
+      await grant(ns, 'one', [
+        {
+          apiGroups: [''],
+          resources: ['configmaps'],
+          resourceNames: ['mine'],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ]);
       const cm = `/api/v1/namespaces/${ns}/configmaps`;
       await until('get mine', () => server.api('GET', `${cm}/mine`, undefined, { token }), 200);
       expect((await server.api('GET', `${cm}/theirs`, undefined, { token })).status).toBe(403);
@@ -164,15 +157,7 @@ export function defineRbac(server: FidelityServer): void {
 
     it('SelfSubjectAccessReview answers for the caller, with the RBAC reason', async () => {
       const { ns, user, token } = await account();
-      await server.api('POST', `${rbac}/namespaces/${ns}/roles`, {
-        metadata: { name: 'svc' },
-        rules: [{ apiGroups: [''], resources: ['services'], verbs: ['get'] }],
-      });
-      await server.api('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'svc' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'svc' },
-        subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
-      });
+      await grant(ns, 'svc', [{ apiGroups: [''], resources: ['services'], verbs: ['get'] }]);
       const ssar = (verb: string) =>
         server.api(
           'POST',
@@ -223,15 +208,7 @@ export function defineRbac(server: FidelityServer): void {
 
     it('SubjectAccessReview answers for the user and groups in its spec, exactly as given', async () => {
       const { ns, user } = await account();
-      await server.api('POST', `${rbac}/namespaces/${ns}/roles`, {
-        metadata: { name: 'svc' },
-        rules: [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }],
-      });
-      await server.api('POST', `${rbac}/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'svc' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'svc' },
-        subjects: [{ kind: 'ServiceAccount', name: 'bot', namespace: ns }],
-      });
+      await grant(ns, 'svc', [{ apiGroups: [''], resources: ['services'], verbs: ['list'] }]);
       const sar = (spec: Record<string, unknown>) =>
         server.api('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
           apiVersion: 'authorization.k8s.io/v1',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
+import { openWatchStream, type WatchEvent, type WatchStream as BaseStream } from '../helpers/watch-stream.js';
 
 /**
  * An API server under test: kubesim or a real kube-apiserver, behind one interface, so that each
@@ -27,18 +27,11 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export interface WatchEvent {
-  type: string;
-  object: Loose;
-}
+export type { WatchEvent } from '../helpers/watch-stream.js';
 
-/** An open watch stream collecting events; `ended` resolves on a clean end or an error. */
-export interface WatchStream {
-  status: number;
-  events: WatchEvent[];
-  ended: Promise<'end' | 'error'>;
+/** An open watch stream; `waitFor` names what it waits for in its failure. */
+export interface WatchStream extends Omit<BaseStream, 'waitFor'> {
   waitFor(pred: (evs: WatchEvent[]) => boolean, what: string, timeoutMs?: number): Promise<WatchEvent[]>;
-  close(): void;
 }
 
 export interface FidelityServer {
@@ -120,62 +113,12 @@ export function fidelityServer(backend: ServerBackend): FidelityServer & { clean
   };
 }
 
-function openWatch(url: string, ca: string, headers: Record<string, string>): Promise<WatchStream> {
-  return new Promise((resolve, reject) => {
-    const events: WatchEvent[] = [];
-    const waiters = new Set<() => void>();
-    const req = httpsRequest(url, { headers, ca }, (res) => {
-      let buf = '';
-      let endResolve: (v: 'end' | 'error') => void = () => {};
-      const ended = new Promise<'end' | 'error'>((r) => (endResolve = r));
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, i);
-          buf = buf.slice(i + 1);
-          if (line.trim()) events.push(JSON.parse(line) as WatchEvent);
-        }
-        for (const w of waiters) w();
-      });
-      res.on('end', () => {
-        if (buf.trim()) events.push(JSON.parse(buf) as WatchEvent);
-        endResolve('end');
-        for (const w of waiters) w();
-      });
-      res.on('error', () => endResolve('error'));
-      res.on('close', () => endResolve(res.complete ? 'end' : 'error'));
-      req.on('error', () => endResolve('error'));
-      resolve({
-        status: res.statusCode ?? 0,
-        events,
-        ended,
-        waitFor(pred, what, timeoutMs = 10_000) {
-          return new Promise((ok, fail) => {
-            const check = () => {
-              if (!pred(events)) return;
-              waiters.delete(check);
-              clearTimeout(timer);
-              ok(events);
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              const seen = events.map((e) => `${e.type} ${e.object?.metadata?.name ?? ''}`);
-              fail(new Error(`watch: ${what} not seen within ${timeoutMs} ms; got ${JSON.stringify(seen)}`));
-            }, timeoutMs);
-            waiters.add(check);
-            check();
-          });
-        },
-        close() {
-          req.destroy();
-        },
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
+async function openWatch(url: string, ca: string, headers: Record<string, string>): Promise<WatchStream> {
+  const stream = await openWatchStream(url, { ca, headers });
+  return {
+    ...stream,
+    waitFor: (pred, what, timeoutMs = 10_000) => stream.waitFor(pred, timeoutMs, `watch: ${what}`),
+  };
 }
 
 /** Waits until `check` returns a value (polling), or fails naming `what` and the last value seen. */
