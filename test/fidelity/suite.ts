@@ -5,6 +5,7 @@ import { defineLists } from './lists.js';
 import { defineNamespaces } from './namespaces.js';
 import { defineRbac } from './rbac.js';
 import type { FidelityServer } from './server.js';
+import { defineStrategies } from './strategies.js';
 import { defineTables } from './tables.js';
 import { defineValidation } from './validation.js';
 import { defineWatches } from './watches.js';
@@ -18,6 +19,7 @@ export function defineFidelitySuite(server: FidelityServer): void {
   defineLists(server);
   defineWatches(server);
   defineValidation(server);
+  defineStrategies(server);
   defineRbac(server);
   defineAdmission(server);
   defineNamespaces(server);
