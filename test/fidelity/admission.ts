@@ -47,6 +47,100 @@ export function defineAdmission(server: FidelityServer): void {
       );
     });
 
+    it('Warn and Deny actions, messageExpression, variables, matchConditions and failurePolicy', async () => {
+      const ns = await server.namespace('fid-vap');
+      const name = `${ns}-p`;
+      const policy = (failurePolicy: string) => ({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name },
+        spec: {
+          failurePolicy,
+          matchConstraints: {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+            resourceRules: [
+              {
+                apiGroups: [''],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['configmaps'],
+              },
+            ],
+          },
+          matchConditions: [{ name: 'not-exempt', expression: "!object.metadata.name.startsWith('exempt')" }],
+          variables: [
+            {
+              name: 'mode',
+              expression: "has(object.data) && 'mode' in object.data ? object.data['mode'] : ''",
+            },
+          ],
+          validations: [
+            {
+              expression: "variables.mode != 'slow'",
+              messageExpression: "'mode ' + variables.mode + ' is not allowed in ' + request.namespace",
+              reason: 'Forbidden',
+            },
+            { expression: "object.data['must'] == 'x'", message: 'must is x' },
+          ],
+        },
+      });
+      const binding = (actions: string[]) => ({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name },
+        spec: { policyName: name, validationActions: actions },
+      });
+      const cm = (n: string, data: Record<string, string>) =>
+        server.api('POST', `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: n }, data });
+      let n = 0;
+      const next = () => `cm-${n++}`;
+      try {
+        expect((await server.api('POST', VAP, policy('Fail'))).status).toBe(201);
+        expect((await server.api('POST', VAPB, binding(['Deny']))).status).toBe(201);
+        const denied = await eventually('the policy in force', async () => {
+          const r = await cm(next(), { mode: 'slow', must: 'x' });
+          return r.status === 403 ? r : undefined;
+        });
+        expect(denied.body).toMatchObject({ reason: 'Forbidden', code: 403 });
+        expect(denied.body.message).toMatch(
+          new RegExp(
+            `^configmaps "cm-\\d+" is forbidden: ValidatingAdmissionPolicy '${name}' with binding '${name}' denied request: mode slow is not allowed in ${ns}$`,
+          ),
+        );
+        const invalid = await cm('plain', { must: 'y' });
+        expect(invalid.status).toBe(422);
+        expect(invalid.body.reason).toBe('Invalid');
+        expect(invalid.body.message).toBe(
+          // Sic: "forbidden" wording, with reason Invalid and code 422 (the dispatcher's NewForbidden, recoded).
+          `configmaps "plain" is forbidden: ValidatingAdmissionPolicy '${name}' with binding '${name}' denied request: must is x`,
+        );
+        expect((await cm('exempt-1', { mode: 'slow' })).status, 'matchConditions false').toBe(201);
+        // A missing key is an evaluation error (an empty data map is not there at all, omitempty): Fail refuses, Ignore lets it through.
+        const failed = await cm('nokey', {});
+        // The error counts as that validation failing: its reason (Invalid) decides the code.
+        expect(failed.status).toBe(422);
+        expect(failed.body.message).toContain(
+          `ValidatingAdmissionPolicy '${name}' with binding '${name}' denied request: expression 'object.data['must'] == 'x'' resulted in error: no such key: data`,
+        );
+
+        const current = await server.api('GET', `${VAP}/${name}`);
+        await server.api('PUT', `${VAP}/${name}`, { ...policy('Ignore'), metadata: current.body.metadata });
+        await server.api('DELETE', `${VAPB}/${name}`);
+        expect((await server.api('POST', VAPB, binding(['Warn']))).status).toBe(201);
+        const warned = await eventually('the Warn binding in force', async () => {
+          const r = await cm(next(), { mode: 'slow', must: 'x' });
+          return r.status === 201 && r.headers['warning'] ? r : undefined;
+        });
+        expect(warned.headers['warning']).toBe(
+          `299 - "Validation failed for ValidatingAdmissionPolicy '${name}' with binding '${name}': mode slow is not allowed in ${ns}"`,
+        );
+        expect((await cm('nokey-ignored', {})).status, 'failurePolicy Ignore').toBe(201);
+      } finally {
+        await server.api('DELETE', `${VAPB}/${name}`);
+        await server.api('DELETE', `${VAP}/${name}`);
+      }
+    });
+
     it("the chart's fence: accepted by the server, and the same requests allowed and refused", async () => {
       const opNs = await server.namespace('fid-op');
       const appNs = await server.namespace('fid-app');

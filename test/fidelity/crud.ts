@@ -63,6 +63,11 @@ export function defineCrud(server: FidelityServer): void {
         details: { name: 'cm', kind: 'configmaps' },
         code: 409,
       });
+      // Empty omitempty maps are not stored: no labels, no data.
+      const empty = await server.api('POST', path, { metadata: { name: 'empty', labels: {} }, data: {} });
+      expect(empty.status).toBe(201);
+      expect(empty.body.metadata.labels).toBeUndefined();
+      expect(empty.body.data).toBeUndefined();
       const missing = await server.api('GET', `${path}/nope`);
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({
