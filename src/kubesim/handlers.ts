@@ -76,10 +76,16 @@ const META_ORDER = [
 ];
 
 /** Builds the stored shape: kind, apiVersion, metadata (in the apiserver's field order), rest. */
+/** ObjectMeta's maps and lists are `omitempty`: an empty one is not stored or served. */
+const OMIT_WHEN_EMPTY = new Set(['labels', 'annotations', 'finalizers', 'ownerReferences']);
+const isEmpty = (v: unknown) =>
+  Array.isArray(v) ? v.length === 0 : isRecord(v) && Object.keys(v).length === 0;
+
 function shape(def: ResourceDef, meta: KubeObject['metadata'], rest: Record<string, unknown>): KubeObject {
   const ordered: Record<string, unknown> = {};
-  for (const k of META_ORDER) if (meta[k] !== undefined) ordered[k] = meta[k];
-  for (const [k, v] of Object.entries(meta)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
+  const keep = (k: string, v: unknown) => v !== undefined && !(OMIT_WHEN_EMPTY.has(k) && isEmpty(v));
+  for (const k of META_ORDER) if (keep(k, meta[k])) ordered[k] = meta[k];
+  for (const [k, v] of Object.entries(meta)) if (!(k in ordered) && keep(k, v)) ordered[k] = v;
   const { kind: _k, apiVersion: _a, metadata: _m, ...body } = rest;
   return {
     kind: def.kind,
@@ -424,7 +430,7 @@ export class ResourceHandlers {
 
   private validate(def: ResourceDef, obj: KubeObject, old: KubeObject | undefined): void {
     const errs = [...validateObjectMeta(obj, def.nameRule), ...(def.validate?.(obj, old) ?? [])];
-    if (errs.length) throw invalidError(def.group, def.kind, obj.metadata.name, errs);
+    if (errs.length) throw invalidError(def.invalidGroup ?? def.group, def.kind, obj.metadata.name, errs);
   }
 
   private createObject(

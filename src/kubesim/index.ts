@@ -19,6 +19,7 @@ import { KubesimServer } from './server.js';
 import { Store } from './store.js';
 import { WatchHub } from './watch.js';
 import { startWorkloads, type PodRunner, type Workloads } from './workloads/index.js';
+import { ClusterRoleAggregation } from './rbac-aggregation.js';
 
 /**
  * kubesim: a local Kubernetes API server simulator for tests and the demo. It serves
@@ -161,6 +162,9 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     handlers.create(namespaces, undefined, { value: { metadata: { name } }, duplicates: [] }, {});
   }
 
+  const aggregation = new ClusterRoleAggregation(store, handlers, rbacDefs.clusterRoles, log);
+  aggregation.start();
+
   const workloads: Workloads | undefined =
     opts.podRunner && pods
       ? startWorkloads({ store, handlers, deployments, pods, runner: opts.podRunner, log })
@@ -208,6 +212,7 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
       if (stopped) return;
       stopped = true;
       lifecycle.stop();
+      aggregation.stop();
       await workloads?.stop(opts.podStopGraceMs ?? 2000);
       watches.dispose();
       await server.close();

@@ -47,7 +47,8 @@ export class IpAllocator {
     if (n === undefined || !this.contains(ip)) {
       return {
         ok: false,
-        reason: `failed to allocate IP ${ip}: provided IP (${ip}) is not in the valid range. The range of valid IPs is ${this.cidr}`,
+        // The IPAddress-object allocator (the default since 1.33) words an out-of-range IP this way.
+        reason: `failed to allocate IP ${ip}: the provided network does not match the current range`,
       };
     }
     if (this.used.has(n))

@@ -58,14 +58,9 @@ export class NamespaceLifecycle {
     if (!ns) throw errors.notFound(this.namespaces, name);
     if (IMMORTAL.has(name))
       throw errors.forbidden(this.namespaces, name, 'this namespace may not be deleted');
-    checkPreconditions(this.namespaces, ns, preconditionRv, preconditionUid);
-    if (ns.metadata.deletionTimestamp) {
-      throw errors.conflict(
-        this.namespaces,
-        name,
-        'The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.',
-      );
-    }
+    checkNamespacePreconditions(this.namespaces, ns, preconditionRv, preconditionUid);
+    // Already Terminating: the registry answers the namespace as it is, nothing changes.
+    if (ns.metadata.deletionTimestamp) return ns;
     ns.metadata.deletionTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     ns.status = { ...(isRecord(ns.status) ? ns.status : {}), phase: 'Terminating' };
     const stored = this.store.put(this.nsKey, ns);
@@ -94,20 +89,42 @@ export class NamespaceLifecycle {
   }
 }
 
-/** DeleteOptions.preconditions: a mismatch is a 409 Conflict naming both values. */
+/**
+ * DeleteOptions.preconditions, as rest.BeforeDelete checks them: a mismatch is a 409 Conflict on
+ * the Kind (`Service "web"`), naming both values.
+ */
 export function checkPreconditions(def: ResourceDef, obj: KubeObject, rv?: string, uid?: string): void {
+  const onKind = { group: def.group, plural: def.kind };
   if (uid !== undefined && uid !== obj.metadata.uid) {
     throw errors.conflict(
-      def,
+      onKind,
       obj.metadata.name,
-      `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${obj.metadata.uid ?? ''}`,
+      `the UID in the precondition (${uid}) does not match the UID in record (${obj.metadata.uid ?? ''}). The object might have been deleted and then recreated`,
     );
   }
   if (rv !== undefined && rv !== obj.metadata.resourceVersion) {
     throw errors.conflict(
-      def,
+      onKind,
       obj.metadata.name,
-      `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`,
+      `the ResourceVersion in the precondition (${rv}) does not match the ResourceVersion in record (${obj.metadata.resourceVersion ?? ''}). The object might have been modified`,
+    );
+  }
+}
+
+/** The namespace registry's own precondition check (its Delete is custom): the storage wording, on `namespaces`. */
+function checkNamespacePreconditions(def: ResourceDef, ns: KubeObject, rv?: string, uid?: string): void {
+  if (uid !== undefined && uid !== ns.metadata.uid) {
+    throw errors.conflict(
+      def,
+      ns.metadata.name,
+      `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${ns.metadata.uid ?? ''}`,
+    );
+  }
+  if (rv !== undefined && rv !== ns.metadata.resourceVersion) {
+    throw errors.conflict(
+      def,
+      ns.metadata.name,
+      `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${ns.metadata.resourceVersion ?? ''}`,
     );
   }
 }

@@ -34,23 +34,37 @@ export function encodeContinue(token: ContinueToken): string {
 }
 
 function decodeContinue(raw: string): ContinueToken {
+  // storage.DecodeContinue's errors, wrapped as the list handler reports them.
+  const invalid = (why: string) =>
+    errors.badRequest(`invalid continue token: continue key is not valid${why}`);
+  if (!/^[A-Za-z0-9_-]*$/.test(raw))
+    throw invalid(': illegal base64 data at input byte ' + raw.search(/[^A-Za-z0-9_-]/));
+  const text = Buffer.from(raw, 'base64url').toString('latin1');
+  let json: unknown;
   try {
-    const parsed = continueTokenSchema.safeParse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
-    if (parsed.success) return parsed.data;
+    json = JSON.parse(text);
   } catch {
-    // fall through to the error below
+    // encoding/json's first complaint about a body that is not JSON.
+    const first = text.trimStart()[0];
+    throw invalid(
+      first
+        ? `: invalid character '${first}' looking for beginning of value`
+        : ': unexpected end of JSON input',
+    );
   }
-  throw errors.badRequest(
-    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
-  );
+  const parsed = continueTokenSchema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  throw invalid(': incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
 }
 
 /** Parses an RV query value; the apiserver answers a non-numeric one with 400. */
-export function parseResourceVersion(raw: string): number {
+export function parseResourceVersion(raw: string, forWatch = false): number {
   if (!/^\d+$/.test(raw)) {
-    throw errors.badRequest(
-      `resourceVersion: Invalid value: ${JSON.stringify(raw)}: strconv.ParseUint: parsing ${JSON.stringify(raw)}: invalid syntax`,
-    );
+    const message = `resourceVersion: Invalid value: ${JSON.stringify(raw)}: strconv.ParseUint: parsing ${JSON.stringify(raw)}: invalid syntax`;
+    // The watch cache returns the parse error as is, which the handler turns into a bare 500.
+    throw forWatch
+      ? errors.unclassified(500, message)
+      : errors.badRequest(`invalid resource version: ${message}`);
   }
   return Number(raw);
 }
@@ -71,14 +85,6 @@ export function validateListOptions(q: ListQuery, watch: boolean): void {
           field.forbidden(
             'resourceVersionMatch',
             'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-          ),
-        );
-      }
-      if (!q.allowWatchBookmarks) {
-        errs.push(
-          field.forbidden(
-            'allowWatchBookmarks',
-            'sendInitialEvents requires setting allowWatchBookmarks to true',
           ),
         );
       }

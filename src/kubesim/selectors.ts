@@ -67,7 +67,8 @@ function parseRequirements(tokens: Token[]): LabelSelector {
   let pos = 0;
   const peek = () => tokens[pos];
   const next = () => tokens[pos++];
-  const describe = (t: Token | undefined) => (t ? `'${t.text}'` : 'end of string');
+  // The Go parser prints the literal of the token it found; the end of the string has none ('').
+  const describe = (t: Token | undefined) => `'${t?.text ?? ''}'`;
   const checkKey = (key: string) => {
     const errs = isQualifiedName(key);
     if (errs.length) throw new ParseError(`Invalid value: ${JSON.stringify(key)}: ${errs.join('; ')}`);
@@ -105,7 +106,8 @@ function parseRequirements(tokens: Token[]): LabelSelector {
         pos++;
         const open = next();
         if (!(open?.kind === 'op' && open.text === '('))
-          throw new ParseError(`found ${describe(open)}, expected: '('`);
+          // Sic: no comma in this one message of the Go parser.
+          throw new ParseError(`found ${describe(open)} expected: '('`);
         const values: string[] = [];
         for (;;) {
           const v = next();

@@ -264,7 +264,6 @@ export class KubesimServer {
         return maybeTable(req, url, def, handlers.list(def, namespace, query));
       case 'watch':
         validateListOptions(query, true);
-        await this.waitForFreshness(query);
         this.serveWatch(def, namespace, name, query, res, watchTable(req, url, def));
         return undefined;
       case 'create':
@@ -356,18 +355,27 @@ export class KubesimServer {
       .join(',');
     const filter = buildFilter(def, q.labelSelector, fieldSelector);
     const rvRaw = q.resourceVersion ?? '';
-    const rv = rvRaw === '' || rvRaw === '0' ? undefined : parseResourceVersion(rvRaw);
+    const rv = rvRaw === '' || rvRaw === '0' ? undefined : parseResourceVersion(rvRaw, true);
+    // A watch from a future RV is not refused (only a list is, with 504): the stream opens at
+    // once and carries the events after that RV when they come, as the watch cache serves it.
     const current = this.deps.store.currentRv();
-    if (rv !== undefined && rv > current) throw errors.tooLargeResourceVersion(rv, current);
+    // SetListOptionsDefaults (WatchList on, the default since 1.32): a watch that starts from the
+    // current state and allows bookmarks ends that state with the initial-events-end BOOKMARK.
+    const legacyInitialEvents =
+      rv === undefined &&
+      q.allowWatchBookmarks === true &&
+      q.sendInitialEvents === undefined &&
+      !q.resourceVersionMatch;
     this.deps.watches.serve(
       {
         def,
         namespace,
         filter,
-        resourceVersion: rv,
+        // sendInitialEvents=false without an RV: "start at most recent", no initial state.
+        resourceVersion: rv ?? (q.sendInitialEvents === false ? current : undefined),
         allowBookmarks: q.allowWatchBookmarks === true,
         timeoutSeconds: q.timeoutSeconds,
-        sendInitialEvents: q.sendInitialEvents === true,
+        sendInitialEvents: q.sendInitialEvents === true || legacyInitialEvents,
         encode,
       },
       res,

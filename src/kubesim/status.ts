@@ -50,7 +50,7 @@ export class ApiError extends Error {
 
 function failure(
   code: number,
-  reason: string,
+  reason: string | undefined,
   message: string,
   details?: StatusDetails,
   headers?: Record<string, string>,
@@ -61,7 +61,7 @@ function failure(
     metadata: {},
     status: 'Failure',
     message,
-    reason,
+    ...(reason ? { reason } : {}),
     ...(details ? { details } : {}),
     code,
   };
@@ -119,10 +119,11 @@ export const errors = {
   ): ApiError {
     const qualifiedKind = group ? `${kindLabel}.${group}` : kindLabel;
     const joined = messages.length === 1 ? (messages[0] ?? '') : `[${messages.join(', ')}]`;
+    // Empty name and kind are left out of details (omitempty), as for ListOptions or the reviews.
     return failure(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${joined}`, {
-      name,
+      ...(name ? { name } : {}),
       ...(group ? { group } : {}),
-      kind: kindLabel,
+      ...(kindLabel ? { kind: kindLabel } : {}),
       causes,
     });
   },
@@ -172,7 +173,7 @@ export const errors = {
     return err;
   },
   tooLargeResourceVersion(requested: number, current: number): ApiError {
-    return failure(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+    return failure(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
       causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
       retryAfterSeconds: 1,
     });
@@ -185,6 +186,10 @@ export const errors = {
       { retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) },
     );
+  },
+  /** A plain Go error turned into a Status (ErrorToAPIStatus): no reason, just the code and the text. */
+  unclassified(code: number, message: string): ApiError {
+    return failure(code, undefined, message);
   },
   internal(message: string): ApiError {
     return failure(500, 'InternalError', `Internal error occurred: ${message}`, {

@@ -55,6 +55,8 @@ interface Watcher {
   blocked: boolean;
   /** Ended (timeout, slow reader, compacted RV): nothing more is written. */
   done: boolean;
+  /** The RV the stream started from: a bookmark is sent only once the store has moved past it. */
+  startRv: number;
 }
 
 export interface WatchHubOptions {
@@ -97,6 +99,7 @@ export class WatchHub {
       queuedBytes: 0,
       blocked: false,
       done: false,
+      startRv: req.resourceVersion ?? this.store.currentRv(),
     };
     this.watchers.add(w);
     res.on('close', () => this.forget(w));
@@ -111,7 +114,8 @@ export class WatchHub {
       for (const obj of this.store.view(w.resource, req.namespace)) {
         if (matches(req.filter, obj)) w.initial.push({ type: 'ADDED', object: obj });
       }
-      if (req.sendInitialEvents) {
+      // Without bookmarks allowed the initial state simply flows into the live events.
+      if (req.sendInitialEvents && req.allowBookmarks) {
         w.initial.push({
           type: 'BOOKMARK',
           object: this.bookmarkObject(req.def, { 'k8s.io/initial-events-end': 'true' }),
@@ -135,8 +139,10 @@ export class WatchHub {
     if (req.allowBookmarks) {
       w.timers.push(
         setInterval(() => {
-          // Like the cacher's non-blocking bookmark: skipped while the client is behind.
+          // Like the cacher's non-blocking bookmark: skipped while the client is behind, and
+          // (cacheWatcher) never at or below the RV the watch started from.
           if (w.hung || w.blocked || w.initial.length || w.queue.length) return;
+          if (this.store.currentRv() <= w.startRv) return;
           this.writeLine(w, this.line(w, 'BOOKMARK', this.bookmarkObject(req.def)));
         }, this.opts.bookmarkIntervalMs),
       );
@@ -231,6 +237,8 @@ export class WatchHub {
   /** A live event: straight to the socket when nothing waits, else queued (and bounded). */
   private deliver(w: Watcher, ev: StoreEvent): void {
     if (w.hung || w.done) return;
+    // A watch from a future RV sees nothing up to it.
+    if (ev.rv <= w.startRv) return;
     for (const { type, object } of this.convert(w, ev)) {
       const text = this.line(w, type, object);
       if (!w.blocked && !w.initial.length && !w.queue.length) {

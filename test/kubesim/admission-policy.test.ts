@@ -194,7 +194,7 @@ describe('ValidatingAdmissionPolicy: served and validated', () => {
     expect(p.body.details.causes.map((c: Loose) => `${c.field}: ${c.message}`)).toEqual([
       'spec.failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"',
       'spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: "MUTATE": supported values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE"',
-      `spec.matchConstraints.resourceRules[0].apiGroups: Invalid value: []string{"*", "apps"}: if '*' is present, must not specify other API groups`,
+      `spec.matchConstraints.resourceRules[0].apiGroups: Invalid value: ["*","apps"]: if '*' is present, must not specify other API groups`,
       'spec.matchConstraints.resourceRules[0].apiVersions: Required value',
       'spec.matchConstraints.resourceRules[0].resources: Required value',
       'spec.variables[0].name: Invalid value: "in": name is not a valid CEL identifier',
@@ -223,7 +223,7 @@ describe('ValidatingAdmissionPolicy: served and validated', () => {
       // The real server's path, typo included.
       "spec.matchResouces.namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
       'spec.validationActions[2]: Duplicate value: "Deny"',
-      'spec.validationActions: Invalid value: []string{"Deny", "Warn", "Deny"}: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)',
+      'spec.validationActions: Invalid value: ["Deny","Warn","Deny"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)',
     ]);
     const empty = await api(sim, 'POST', `${ADM}/validatingadmissionpolicybindings`, {
       metadata: { name: 'b' },

@@ -202,6 +202,20 @@ describe('@kubernetes/client-node 1.4 against kubesim', () => {
     const sim = await start();
     const coord = sim.kubeConfig().makeApiClient(CoordinationV1Api);
     const now = new Date();
+    // client-node serialises a Date with milliseconds, which a real server refuses for a
+    // MicroTime (six digits, test/fidelity/crud.ts): our controller writes its own six-digit strings.
+    const refused = await coord
+      .createNamespacedLease({
+        namespace: 'default',
+        body: { metadata: { name: 'leader' }, spec: { holderIdentity: 'a', renewTime: now } },
+      })
+      .then(
+        () => 'created',
+        (err: unknown) => String(err),
+      );
+    expect(refused).toContain('HTTP-Code: 400');
+    expect(refused).toContain('cannot parse');
+    const micro = (d: Date) => d.toISOString().replace(/Z$/, '000Z') as unknown as Date;
     const lease = await coord.createNamespacedLease({
       namespace: 'default',
       body: {
@@ -209,8 +223,8 @@ describe('@kubernetes/client-node 1.4 against kubesim', () => {
         spec: {
           holderIdentity: 'a',
           leaseDurationSeconds: 15,
-          acquireTime: now,
-          renewTime: now,
+          acquireTime: micro(now),
+          renewTime: micro(now),
           leaseTransitions: 0,
         },
       },
@@ -220,7 +234,7 @@ describe('@kubernetes/client-node 1.4 against kubesim', () => {
     const renewed = await coord.replaceNamespacedLease({
       name: 'leader',
       namespace: 'default',
-      body: { ...lease, spec: { ...lease.spec, renewTime: new Date(now.getTime() + 1000) } },
+      body: { ...lease, spec: { ...lease.spec, renewTime: micro(new Date(now.getTime() + 1000)) } },
     });
     expect(renewed.metadata?.resourceVersion).not.toBe(lease.metadata?.resourceVersion);
     const lost = await apiError(

@@ -1,6 +1,6 @@
-import { request } from 'node:http';
 import { afterEach } from 'vitest';
 import { startKubesim, type Kubesim, type KubesimOptions } from '../../src/kubesim/index.js';
+import { openWatchStream, type WatchStream } from '../helpers/watch-stream.js';
 
 /** Starts a kubesim that is stopped after the current test. */
 export function useSim(): (opts?: KubesimOptions) => Promise<Kubesim> {
@@ -74,73 +74,11 @@ export async function createNs(sim: Kubesim, name: string) {
   return r.body;
 }
 
-export interface WatchEvent {
-  type: string;
-  object: Loose;
-}
+export type { WatchEvent, WatchStream } from '../helpers/watch-stream.js';
 
 /** An open watch stream over raw HTTP collecting events; `ended` resolves on close or error. */
-export interface WatchStream {
-  status: number;
-  events: WatchEvent[];
-  ended: Promise<'end' | 'error'>;
-  waitFor(pred: (evs: WatchEvent[]) => boolean, timeoutMs?: number): Promise<WatchEvent[]>;
-  close(): void;
-}
-
 export function openWatch(sim: Kubesim, path: string, token = sim.adminToken): Promise<WatchStream> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(sim.url + path);
-    const events: WatchEvent[] = [];
-    const waiters = new Set<() => void>();
-    const req = request(url, { headers: { Authorization: `Bearer ${token}` } }, (res) => {
-      let buf = '';
-      let endResolve: (v: 'end' | 'error') => void = () => {};
-      const ended = new Promise<'end' | 'error'>((r) => (endResolve = r));
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, i);
-          buf = buf.slice(i + 1);
-          if (line.trim()) events.push(JSON.parse(line) as WatchEvent);
-        }
-        for (const w of waiters) w();
-      });
-      res.on('end', () => endResolve('end'));
-      res.on('error', () => endResolve('error'));
-      res.on('close', () => endResolve(res.complete ? 'end' : 'error'));
-      req.on('error', () => endResolve('error'));
-      resolve({
-        status: res.statusCode ?? 0,
-        events,
-        ended,
-        waitFor(pred, timeoutMs = 3000) {
-          return new Promise((ok, fail) => {
-            const check = () => {
-              if (pred(events)) {
-                waiters.delete(check);
-                clearTimeout(timer);
-                ok(events);
-              }
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              fail(new Error(`watch condition not met; got ${JSON.stringify(events.map((e) => e.type))}`));
-            }, timeoutMs);
-            waiters.add(check);
-            check();
-          });
-        },
-        close() {
-          req.destroy();
-        },
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return openWatchStream(sim.url + path, { headers: { Authorization: `Bearer ${token}` } });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

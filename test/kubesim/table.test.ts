@@ -170,7 +170,9 @@ describe('kubesim server-side printing (meta.k8s.io Table)', () => {
 
     const bad = await getTable(sim, `${L}?includeObject=Everything`);
     expect(bad.status).toBe(400);
-    expect(bad.body.message).toContain('includeObject: Unsupported value: "Everything"');
+    expect(bad.body.message).toBe(
+      `Unable to convert to Table as requested: includeObject: Invalid value: "Everything": must be 'Metadata', 'Object', 'None', or empty`,
+    );
 
     const beta = await getTable(sim, L, 'application/json;as=Table;v=v1beta1;g=meta.k8s.io');
     expect(beta.body.apiVersion).toBe('meta.k8s.io/v1beta1');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { api, createSvc, openWatch, useSim } from './helpers.js';
+import { api, createNs, createSvc, openWatch, sleep, useSim } from './helpers.js';
 
 const start = useSim();
 const SVC = '/api/v1/namespaces/default/services';
@@ -103,19 +103,24 @@ describe('kubesim watch', () => {
     f.close();
   });
 
-  it('BOOKMARK events at the configured interval when asked for', async () => {
+  it('BOOKMARK events at the configured interval when asked for, once the RV has moved past the start', async () => {
     const sim = await start({ bookmarkIntervalMs: 20 });
     const s = await createSvc(sim, 'default', 'a');
     const w = await openWatch(
       sim,
       `${SVC}?watch=true&allowWatchBookmarks=true&resourceVersion=${s.metadata.resourceVersion}`,
     );
+    // Nothing newer than the start RV: no bookmark (the cacher sends none at or below it).
+    await sleep(100);
+    expect(w.events).toEqual([]);
+    await createNs(sim, 'elsewhere');
+    const ns = await api(sim, 'GET', '/api/v1/namespaces/elsewhere');
     await w.waitFor((e) => e.filter((x) => x.type === 'BOOKMARK').length >= 2);
     const bm = w.events.find((e) => e.type === 'BOOKMARK')!;
     expect(bm.object).toEqual({
       kind: 'Service',
       apiVersion: 'v1',
-      metadata: { resourceVersion: s.metadata.resourceVersion },
+      metadata: { resourceVersion: ns.body.metadata.resourceVersion },
     });
     const plain = await openWatch(
       sim,
@@ -165,7 +170,8 @@ describe('kubesim watch', () => {
 
   it('bad watch parameters are rejected before streaming', async () => {
     const sim = await start();
-    expect((await api(sim, 'GET', `${SVC}?watch=true&resourceVersion=abc`)).status).toBe(400);
+    // The watch cache's parse error, answered as a bare 500 (test/fidelity/watches.ts).
+    expect((await api(sim, 'GET', `${SVC}?watch=true&resourceVersion=abc`)).status).toBe(500);
     expect((await api(sim, 'GET', `${SVC}?watch=true&labelSelector=a%20in`)).status).toBe(400);
     expect((await api(sim, 'GET', `${SVC}?watch=maybe`)).status).toBe(400);
   });

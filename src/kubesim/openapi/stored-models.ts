@@ -4,6 +4,7 @@ import {
   selfSubjectAccessReviewSchema,
   selfSubjectReviewSchema,
   selfSubjectRulesReviewSchema,
+  subjectAccessReviewSchema,
 } from '../resources/review-schema.js';
 import {
   configMapObjectSchema,
@@ -174,6 +175,14 @@ export const STORED_KIND_MODELS: Readonly<Record<string, { object: z.ZodType; li
     'ValidatingAdmissionPolicyBinding',
     bindingObjectSchema,
     'ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources.',
+  ),
+  'authorization.k8s.io/v1/SubjectAccessReview': stored(
+    'authorization',
+    'authorization.k8s.io',
+    'v1',
+    'SubjectAccessReview',
+    subjectAccessReviewSchema,
+    'SubjectAccessReview checks whether or not a user or group can perform an action.',
   ),
   'authorization.k8s.io/v1/SelfSubjectAccessReview': stored(
     'authorization',

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../types.js';
+import { isRecord, type KubeObject } from '../types.js';
 import { field, type FieldError } from '../validation/field.js';
 import { basicResource } from './basic.js';
 import { configMapObjectSchema, secretObjectSchema, serviceAccountObjectSchema } from './config-schema.js';
@@ -100,6 +100,11 @@ export function configMapResource(): ResourceDef {
     },
     configMapObjectSchema,
     {
+      // data and binaryData are omitempty maps: an empty one is not stored (CEL sees no field).
+      prepare(obj) {
+        for (const k of ['data', 'binaryData'])
+          if (isRecord(obj[k]) && Object.keys(obj[k]).length === 0) delete obj[k];
+      },
       validate(obj, old) {
         const data = (obj['data'] as Record<string, string> | undefined) ?? {};
         const binary = (obj['binaryData'] as Record<string, string> | undefined) ?? {};

@@ -14,11 +14,11 @@ export const coreEventObjectSchema = objectSchema({
   reason: z.string().optional(),
   message: z.string().optional(),
   source: eventSourceSchema.optional(),
-  firstTimestamp: timeSchema.optional(),
-  lastTimestamp: timeSchema.optional(),
+  firstTimestamp: timeSchema.nullable().optional(),
+  lastTimestamp: timeSchema.nullable().optional(),
   count: int().optional(),
   type: z.string().optional(),
-  eventTime: microTimeSchema.optional(),
+  eventTime: microTimeSchema.nullable().optional(),
   series: z.object({ count: int().optional(), lastObservedTime: microTimeSchema.optional() }).optional(),
   action: z.string().optional(),
   related: objectReferenceSchema.optional(),
@@ -27,7 +27,7 @@ export const coreEventObjectSchema = objectSchema({
 });
 
 export const eventsV1ObjectSchema = objectSchema({
-  eventTime: microTimeSchema.optional(),
+  eventTime: microTimeSchema.nullable().optional(),
   series: z.object({ count: int().optional(), lastObservedTime: microTimeSchema.optional() }).optional(),
   reportingController: z.string().optional(),
   reportingInstance: z.string().optional(),
@@ -38,7 +38,7 @@ export const eventsV1ObjectSchema = objectSchema({
   note: z.string().optional(),
   type: z.string().optional(),
   deprecatedSource: eventSourceSchema.optional(),
-  deprecatedFirstTimestamp: timeSchema.optional(),
-  deprecatedLastTimestamp: timeSchema.optional(),
+  deprecatedFirstTimestamp: timeSchema.nullable().optional(),
+  deprecatedLastTimestamp: timeSchema.nullable().optional(),
   deprecatedCount: int().optional(),
 });

@@ -5,10 +5,10 @@ import { decodeWith } from './decode.js';
 import { leaseObjectSchema, leaseSpecFullSchema } from './lease-schema.js';
 import type { ResourceDef } from './registry.js';
 
-/** metav1.MicroTime serialises with exactly six fractional digits in UTC. */
+/** metav1.MicroTime serialises in UTC (the decoder already insisted on six fractional digits). */
 function formatMicroTime(s: string): string {
   const iso = new Date(Date.parse(s)).toISOString(); // 2024-01-01T00:00:00.123Z
-  const micros = /\.(\d+)/.exec(s)?.[1]?.padEnd(6, '0').slice(0, 6) ?? '000000';
+  const micros = /\.(\d{6})/.exec(s)?.[1] ?? '000000';
   return `${iso.slice(0, 19)}.${micros}Z`;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { microTimeParseError } from './micro-time.js';
 
 /**
  * The shared building blocks of the per-kind object schemas (`*-schema.ts`): every field a real
@@ -13,8 +14,11 @@ const int = () => z.number().int();
 const stringMap = () => z.record(z.string(), z.string());
 /** metav1.Time: RFC 3339, second precision. */
 export const timeSchema = z.string();
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export const microTimeSchema = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'not an RFC 3339 time');
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits (Go's RFC3339Micro layout). */
+export const microTimeSchema = z.string().superRefine((s, ctx) => {
+  const error = microTimeParseError(s);
+  if (error) ctx.addIssue({ code: 'custom', message: error });
+});
 
 export const ownerReferenceSchema = z.object({
   apiVersion: z.string().optional(),

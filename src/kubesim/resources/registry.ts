@@ -41,6 +41,11 @@ export interface ResourceDef {
   decode?: (obj: KubeObject) => string | undefined;
   /** Defaulting and strategy.PrepareForCreate/PrepareForUpdate (old is set on update). */
   prepare?: (obj: KubeObject, old: KubeObject | undefined) => void;
+  /**
+   * The API group a 422 names, when it is the internal one rather than the served one
+   * (events.k8s.io Events validate as the core Event: `Event "x" is invalid`). Default: `group`.
+   */
+  invalidGroup?: string;
   /** Validation (create rules, plus update rules when old is set). */
   validate?: (obj: KubeObject, old: KubeObject | undefined) => FieldError[];
   /** Storage-side allocations just before the write (ClusterIPs); may throw an ApiError. */

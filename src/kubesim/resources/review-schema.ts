@@ -52,6 +52,21 @@ export const selfSubjectAccessReviewSchema = objectSchema({
   status: subjectAccessReviewStatusSchema.optional(),
 });
 
+/** SubjectAccessReview: the same attributes, for the user (and groups, extra, uid) in the spec. */
+export const subjectAccessReviewSchema = objectSchema({
+  spec: z
+    .object({
+      resourceAttributes: resourceAttributesSchema.optional(),
+      nonResourceAttributes: nonResourceAttributesSchema.optional(),
+      user: z.string().optional(),
+      groups: strings().optional(),
+      extra: z.record(z.string(), strings()).optional(),
+      uid: z.string().optional(),
+    })
+    .optional(),
+  status: subjectAccessReviewStatusSchema.optional(),
+});
+
 export const selfSubjectRulesReviewSchema = objectSchema({
   spec: z.object({ namespace: z.string().optional() }).optional(),
   status: z

@@ -5,10 +5,11 @@ import {
   selfSubjectAccessReviewSchema,
   selfSubjectReviewSchema,
   selfSubjectRulesReviewSchema,
+  subjectAccessReviewSchema,
 } from './review-schema.js';
 
 /**
- * authorization.k8s.io/v1 SelfSubjectAccessReview and SelfSubjectRulesReview,
+ * authorization.k8s.io/v1 SubjectAccessReview, SelfSubjectAccessReview and SelfSubjectRulesReview,
  * authentication.k8s.io/v1 SelfSubjectReview: cluster-scoped, create only, never stored.
  */
 
@@ -34,6 +35,12 @@ function reviewDef(group: string, kind: string, plural: string, schema: z.ZodTyp
 
 export function reviewResources(): ResourceDef[] {
   return [
+    reviewDef(
+      'authorization.k8s.io',
+      'SubjectAccessReview',
+      'subjectaccessreviews',
+      subjectAccessReviewSchema,
+    ),
     reviewDef(
       'authorization.k8s.io',
       'SelfSubjectAccessReview',

@@ -14,6 +14,7 @@ import {
   type Printer,
 } from './columns.js';
 import { since } from './duration.js';
+import { CONFIG_PRINTERS } from './config-printers.js';
 import { POLICY_PRINTERS } from './policy-printers.js';
 import { WORKLOAD_PRINTERS } from './workload-printers.js';
 
@@ -303,6 +304,7 @@ const PRINTERS: Record<string, Printer> = {
   },
   ...WORKLOAD_PRINTERS,
   ...POLICY_PRINTERS,
+  ...CONFIG_PRINTERS,
 };
 
 /** rest.NewDefaultTableConvertor: what a real server prints for kinds without a printer. */

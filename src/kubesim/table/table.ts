@@ -51,8 +51,9 @@ export function includeObjectOf(params: URLSearchParams): IncludeObject {
   const raw = params.get('includeObject') ?? undefined;
   const parsed = tableOptionsSchema.safeParse({ includeObject: raw });
   if (!parsed.success) {
+    // The wording of the Table conversion's own check (ValidateTableOptions).
     throw errors.badRequest(
-      `includeObject: Unsupported value: ${JSON.stringify(raw)}: supported values: ${INCLUDE_OBJECT.map((v) => JSON.stringify(v)).join(', ')}`,
+      `Unable to convert to Table as requested: includeObject: Invalid value: ${JSON.stringify(raw)}: must be 'Metadata', 'Object', 'None', or empty`,
     );
   }
   const v = parsed.data.includeObject;

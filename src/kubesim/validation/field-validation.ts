@@ -21,7 +21,8 @@ export function fieldValidationOf(
   const found = DIRECTIVES.find((d) => d === raw);
   if (found) return found;
   throw invalidError('meta.k8s.io', optionsKind, '', [
-    field.notSupported('fieldValidation', raw, DIRECTIVES),
+    // The real list names the empty string too (it means Warn).
+    field.notSupported('fieldValidation', raw, ['', ...DIRECTIVES]),
   ]);
 }
 

@@ -17,7 +17,7 @@ export type FieldErrorType =
 export interface FieldError {
   type: FieldErrorType;
   field: string;
-  /** Pre-rendered Go-style value (`"abc"`, `0`, `[]string{"a"}`), or undefined when not shown. */
+  /** Pre-rendered Go-style value (`"abc"`, `0`, `["a"]`), or undefined when not shown. */
   value?: string;
   detail: string;
 }
@@ -26,8 +26,9 @@ export interface FieldError {
 export function goValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // Since 1.32 field errors print lists as JSON (`["a","b"]`), no longer Go syntax.
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
-    return `[]string{${value.map((v) => JSON.stringify(v)).join(', ')}}`;
+    return `[${value.map((v) => JSON.stringify(v)).join(',')}]`;
   }
   if (value === null || value === undefined) return 'null';
   return JSON.stringify(value);

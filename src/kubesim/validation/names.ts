@@ -102,7 +102,8 @@ export function isQualifiedName(value: string): string[] {
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (name.length > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (name.length > 0 && !QUALIFIED_NAME_RE.test(name)) {
+  // An empty name fails both checks, as in Go.
+  if (!QUALIFIED_NAME_RE.test(name)) {
     errs.push(
       regexError(
         "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",

@@ -31,6 +31,8 @@ export const DEFAULT_CONTROLLERS = [
   'deployment-controller',
   'replicaset-controller',
   'job-controller',
+  // Type-checks ValidatingAdmissionPolicies into status.typeChecking (the fidelity suite reads it).
+  'validatingadmissionpolicy-status-controller',
 ] as const;
 
 /** The audit policy: every request on the kinds whose writes the tests count (no bodies). */
