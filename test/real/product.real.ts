@@ -238,6 +238,18 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
     });
     const config = join(dir, 'controller.yaml');
     writeFileSync(config, cm.data?.['controller.yaml'] ?? '');
+    // The ingress line dials as the forwarder does: with the forwarder's config (plain here).
+    const fwd = await core.readNamespacedConfigMap({
+      namespace: NAMESPACE,
+      name: `${RELEASE}-endpoint-binder-forwarder`,
+    });
+    const authtokenFile = join(dir, 'AUTHTOKEN');
+    writeFileSync(authtokenFile, ACME_AUTHTOKEN);
+    const forwarderConfig = join(dir, 'forwarder.yaml');
+    writeFileSync(
+      forwarderConfig,
+      (fwd.data?.['forwarder.yaml'] ?? '').replace(/^authtokenFile: .*$/m, `authtokenFile: ${authtokenFile}`),
+    );
     const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
     const kubeconfigs = {
       controller: join(dir, 'controller.kubeconfig'),
@@ -246,15 +258,28 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
     t.cluster.writeKubeconfig(kubeconfigs.controller, token);
     t.cluster.writeKubeconfig(kubeconfigs.admin);
     const check = (kc: string) =>
-      exec(process.execPath, ['bin/endpoint-binder.js', 'check', '--config', config, '--kubeconfig', kc], {
-        timeoutMs: 120_000,
-        env: {
-          ...process.env,
-          ENDPOINT_BINDER_API_KEY: t.mock.key,
-          ENDPOINT_BINDER_AUTHTOKEN: ACME_AUTHTOKEN,
-          POD_NAMESPACE: NAMESPACE,
+      exec(
+        process.execPath,
+        [
+          'bin/endpoint-binder.js',
+          'check',
+          '--config',
+          config,
+          '--forwarder-config',
+          forwarderConfig,
+          '--kubeconfig',
+          kc,
+        ],
+        {
+          timeoutMs: 120_000,
+          env: {
+            ...process.env,
+            ENDPOINT_BINDER_API_KEY: t.mock.key,
+            ENDPOINT_BINDER_AUTHTOKEN: ACME_AUTHTOKEN,
+            POD_NAMESPACE: NAMESPACE,
+          },
         },
-      });
+      );
     const admin = await check(kubeconfigs.admin);
     expect(
       admin.code,
