@@ -16,7 +16,7 @@ import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
 import type { Logger } from '../log/logger.js';
 import { sleep } from '../time/clock.js';
 import type { DialTrigger } from './config.js';
-import type { DialGate, SlotCounter } from './dial-gate.js';
+import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
@@ -59,6 +59,8 @@ export interface IngressRoute {
     source: IngressSource | undefined,
     timeoutMs: number,
     signal: CancelSignal,
+    /** Called once the transport is up and the preface sent (the handshake turn ends there). */
+    onTransportUp?: () => void,
   ): Promise<Socket>;
 }
 
@@ -71,7 +73,7 @@ export interface ConnectionContext {
   dialOn: DialTrigger;
   /** This port's clients dialled before sending a byte (`dialOn: accept`). */
   silent: SlotCounter;
-  /** Bounds the ingress connections being opened at once. */
+  /** Fair admission to the ingress: handshake turns and per-port and per-source shares. */
   gate: DialGate;
   limits: ConnectionLimits;
   metrics: ForwarderMetrics;
@@ -84,6 +86,19 @@ export interface ConnectionContext {
   observe?: (result: DialResult) => void;
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * True unless the client is gone: a zero-byte write fails on a socket the peer reset (the kernel
+ * knows), and succeeds on an open or half-closed one (a client that sent its request and a FIN
+ * still waits for the answer).
+ */
+function clientStillThere(client: Socket): Promise<boolean> {
+  if (client.destroyed) return Promise.resolve(false);
+  if (client.writableEnded) return Promise.resolve(true);
+  return new Promise((resolve) => client.write(EMPTY, (err) => resolve(!err)));
+}
+
 function plainIp(addr: string | undefined): string | undefined {
   if (!addr) return undefined;
   return addr.startsWith('::ffff:') ? addr.slice(7) : addr;
@@ -93,6 +108,8 @@ export class ForwardedConnection {
   private readonly started = performance.now();
   private readonly abort = new Cancellation();
   private upstream: Socket | undefined;
+  /** This connection's share of the ingress, held from the grant until the connection is over. */
+  private ticket: DialTicket | undefined;
   private outcome: Outcome | undefined;
   private code: string | undefined;
   private error: string | undefined;
@@ -210,12 +227,13 @@ export class ForwardedConnection {
         this.refuse('no_ingress');
         return;
       }
-      const release = await ctx.gate.acquire(signal, deadline - performance.now());
+      const waitStart = performance.now();
+      const ticket = await ctx.gate.acquire(ctx.port, source ?? '', signal, deadline - waitStart);
       if (this.outcome) {
-        release?.();
+        ticket?.release();
         return;
       }
-      if (!release) {
+      if (!ticket) {
         this.code = 'ERR_791';
         this.error = `no turn to dial the ingress within limits.prefaceTimeoutMs (${ctx.limits.prefaceTimeoutMs} ms)`;
         ctx.metrics.refusals.inc({ code: this.code });
@@ -223,6 +241,14 @@ export class ForwardedConnection {
         this.refuse('dial_failed');
         return;
       }
+      this.ticket = ticket;
+      // A client that reset while it waited is never dialled. A reset that arrives while its bytes
+      // sit unread reads as an end of stream (reset.ts), so a queued client is asked directly.
+      if (performance.now() - waitStart > 1 && !(await clientStillThere(this.client))) {
+        this.abortBoth('client_error', 'reset while waiting for a turn to dial');
+        return;
+      }
+      if (this.outcome) return;
       this.attempts++;
       const t0 = performance.now();
       const remaining = deadline - t0;
@@ -233,9 +259,13 @@ export class ForwardedConnection {
           sourceInfo,
           Math.max(1, Math.round(Math.min(ctx.limits.dialTimeoutMs, remaining))),
           signal,
+          ticket.handshakeDone,
         );
       } catch (err) {
-        release();
+        // A retry asks for a new turn at the back of this port's queue: a port whose upstream is
+        // down (ERR_730/731) waits behind the other ports' clients, not in front of them.
+        this.ticket = undefined;
+        ticket.release();
         if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         ctx.metrics.dialSeconds.observe({ result: e.code }, (performance.now() - t0) / 1000);
@@ -260,7 +290,7 @@ export class ForwardedConnection {
         if (this.outcome) return;
         continue;
       }
-      release();
+      ticket.handshakeDone();
       ctx.metrics.dialSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
       if (this.outcome) {
         resetSocket(socket);
@@ -360,6 +390,7 @@ export class ForwardedConnection {
     if (this.finished) return;
     this.finished = true;
     this.releaseSilentSlot();
+    this.ticket?.release();
     const { ctx, client } = this;
     const port = String(ctx.port);
     const { tally } = ctx.metrics;

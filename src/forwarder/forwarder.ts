@@ -121,6 +121,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     timeoutMs: number,
     signal: CancelSignal,
     address: string,
+    onTransportUp?: () => void,
   ) =>
     connectThroughIngress({
       address,
@@ -130,6 +131,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       ...(source ? { source } : {}),
       timeoutMs,
       signal,
+      ...(onTransportUp ? { onTransportUp } : {}),
     });
 
   const authtoken = new AuthtokenState(
@@ -166,7 +168,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     if (!address) return undefined;
     return {
       address,
-      async dial(url, source, timeoutMs, signal) {
+      async dial(url, source, timeoutMs, signal, onTransportUp) {
         const token = authtoken.token;
         try {
           const s = await dialWith(
@@ -176,6 +178,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
             timeoutMs,
             signal,
             address,
+            onTransportUp,
           );
           authtoken.observe(token, 'accepted');
           return s;

@@ -38,6 +38,8 @@ export interface ListenerSetOptions {
     maxConnectionsPerPort: number;
     maxSilentDialsPerPort: number;
     maxConcurrentDials: number;
+    maxIngressConnectionsPerPort: number;
+    maxIngressConnectionsPerSource: number;
     acceptBacklog: number;
   };
   /** Open connections of a removed listener are closed after this long. */
@@ -115,7 +117,7 @@ export class ListenerSet {
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ListenerSetOptions) {
-    this.gate = new DialGate(opts.limits.maxConcurrentDials);
+    this.gate = new DialGate(opts.limits);
     opts.metrics.tally.dialsWaiting = () => this.gate.waiting;
   }
 

@@ -240,6 +240,8 @@ describe('ForwarderConfig', () => {
         maxConnectionsPerPort: 2_000,
         maxSilentDialsPerPort: 32,
         maxConcurrentDials: 64,
+        maxIngressConnectionsPerPort: 512,
+        maxIngressConnectionsPerSource: 512,
         maxDialAttempts: 6,
         acceptBacklog: 4096,
         dialTimeoutMs: 5_000,

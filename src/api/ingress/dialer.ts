@@ -56,6 +56,11 @@ export interface ConnectThroughIngressOptions {
   signal?: CancelSignal;
   /** Bound on connect + TLS handshake + reply, in ms. Default 10 000. */
   timeoutMs?: number;
+  /**
+   * Called once the transport is up (TCP, and TLS when used) and the preface is written: the
+   * handshake is over and what remains is the ingress's answer (its upstream connect included).
+   */
+  onTransportUp?: () => void;
 }
 
 export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
@@ -161,6 +166,7 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
           ...(opts.source ? { source: opts.source } : {}),
         }),
       );
+      opts.onTransportUp?.();
     };
     const onData = (chunk: Buffer) => {
       const r = reader.push(chunk);

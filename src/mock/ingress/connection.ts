@@ -30,8 +30,11 @@ export interface ConnectionContext {
 export interface ConnectionSlot {
   /** Fires when the connection is evicted while it has not authenticated yet. */
   evicted: AbortSignal;
-  /** Leaves the handshake phase for one of the `max_connections` slots, once authenticated. */
-  promote(): PromoteResult;
+  /**
+   * Leaves the handshake phase for one of the `max_connections` slots, once authenticated and its
+   * endpoint known; `key` (account and URL) has its own share.
+   */
+  promote(key: string): PromoteResult;
 }
 
 /** Everything the per-connection log line carries. Never the authtoken. */
@@ -106,16 +109,6 @@ export async function serveConnection(
     const accountId = ctx.services.directory.accountForAuthtoken(preface.authtoken);
     if (!accountId) return reject('ERR_710', 'the authtoken is not valid for any account');
     entry.account = accountId;
-    // Only now does the connection count against max_connections: sockets that never
-    // authenticate cannot keep authenticated streams out.
-    const promoted = slot.promote();
-    if (promoted === 'gone') return reject('ERR_742', EVICTED_MSG);
-    if (promoted === 'full') {
-      return reject(
-        'ERR_740',
-        `the ingress is at its limit of ${ctx.config.max_connections} connections; retry later`,
-      );
-    }
 
     const parsed = parseEndpointUrl(preface.url);
     if (!parsed.ok) return reject('ERR_720', `invalid endpoint URL: ${parsed.message}`);
@@ -124,6 +117,22 @@ export async function serveConnection(
 
     const endpoints = endpointsForUrl(ctx.services.state(accountId), url);
     if (endpoints.length === 0) return reject('ERR_721', `no endpoint with URL ${url} in this account`);
+    // Only now does the connection count against max_connections: sockets that never
+    // authenticate cannot keep authenticated streams out, and each endpoint URL has its share.
+    const promoted = slot.promote(`${accountId} ${url}`);
+    if (promoted === 'gone') return reject('ERR_742', EVICTED_MSG);
+    if (promoted === 'full') {
+      return reject(
+        'ERR_740',
+        `the ingress is at its limit of ${ctx.config.max_connections} connections; retry later`,
+      );
+    }
+    if (promoted === 'share') {
+      return reject(
+        'ERR_744',
+        `${url} holds its share of the ingress (max_connections_per_url ${ctx.config.max_connections_per_url}); retry later`,
+      );
+    }
     const withUpstream = endpoints.filter((e) => e.upstream_url);
     const endpoint = ctx.pool.select(accountId, url, withUpstream);
     if (!endpoint?.upstream_url) {

@@ -45,6 +45,7 @@ export class Gate {
       maxPending: config.max_handshakes,
       maxPendingPerSource: config.max_handshakes_per_source,
       maxEstablished: config.max_connections,
+      maxEstablishedPerKey: config.max_connections_per_url,
     });
   }
 
@@ -76,7 +77,7 @@ export class Gate {
     const evict = new AbortController();
     const slot: ConnectionSlot = {
       evicted: evict.signal,
-      promote: () => this.admission.promote(ticket),
+      promote: (key) => this.admission.promote(ticket, key),
     };
     const entry: Entry = { ticket, raw, evict, slot };
     const key = peerKey(raw.remoteAddress, raw.remotePort);
