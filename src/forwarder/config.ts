@@ -82,11 +82,12 @@ export const ForwarderConfig = z
          */
         maxSilentDialsPerPort: z.number().int().min(0).max(1_000_000).default(32),
         /**
-         * Ingress handshakes (TCP, TLS, preface) running at once, all ports; the rest wait their
-         * turn, round-robin over the ports. A turn ends once the preface is sent, not when the
-         * ingress has reached the upstream.
+         * Ingress handshakes (TCP, TLS, preface) running at once, all ports, at most; the rest
+         * wait their turn, round-robin over the ports. A turn ends once the preface is sent, not
+         * when the ingress has reached the upstream. The window starts at 64 and follows the
+         * round trip up to this (dial-gate.ts), halving when the ingress has too many from us.
          */
-        maxConcurrentDials: z.number().int().min(1).max(100_000).default(64),
+        maxConcurrentDials: z.number().int().min(1).max(100_000).default(1024),
         /**
          * Ingress connections one port (endpoint URL) holds at once, from its turn to its end;
          * its further clients wait (within prefaceTimeoutMs). Keep it below the ingress's own

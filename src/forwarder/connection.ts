@@ -89,6 +89,17 @@ export interface ConnectionContext {
 const EMPTY = Buffer.alloc(0);
 
 /**
+ * The ingress turned this handshake away for having too many from us: evicted (ERR_742), over
+ * its per-source budget (ERR_743; over TLS it just closes, which reads as ERR_790 during the
+ * handshake). The dial window shrinks for these.
+ */
+function tooManyHandshakes(e: IngressError): boolean {
+  return (
+    e.code === 'ERR_742' || e.code === 'ERR_743' || (e.code === 'ERR_790' && /TLS handshake/.test(e.msg))
+  );
+}
+
+/**
  * True unless the client is gone: a zero-byte write fails on a socket the peer reset (the kernel
  * knows), and succeeds on an open or half-closed one (a client that sent its request and a FIN
  * still waits for the answer).
@@ -265,9 +276,10 @@ export class ForwardedConnection {
         // A retry asks for a new turn at the back of this port's queue: a port whose upstream is
         // down (ERR_730/731) waits behind the other ports' clients, not in front of them.
         this.ticket = undefined;
+        const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
+        ticket.handshakeDone(!tooManyHandshakes(e));
         ticket.release();
         if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
-        const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         ctx.metrics.dialSeconds.observe({ result: e.code }, (performance.now() - t0) / 1000);
         ctx.metrics.refusals.inc({ code: e.code });
         this.code = e.code;

@@ -19,10 +19,27 @@ import type { CancelSignal } from '../api/ingress/cancel.js';
  * asks again and joins the back of its own port's queue.
  */
 
+/**
+ * The handshake window follows the round trip: a turn lasts a handshake (two round trips over
+ * TLS), so a fixed number of turns caps the dial rate at turns / handshake time (64 turns at
+ * 200 ms RTT: 160 dials/s). The window starts at INITIAL_WINDOW turns (or the configured maximum
+ * when smaller), grows by one turn per handshake completed while clients wait (doubling per
+ * round trip), up to `limits.maxConcurrentDials`, and shrinks by a quarter, never below where it
+ * started, when the ingress says it has too many handshakes from us (ERR_742, ERR_743, or a close
+ * during the TLS handshake); after the first cut it grows by an eighth of a turn per handshake
+ * (an eighth of itself per round trip), so it settles just under the ingress's budget.
+ * Like TCP's congestion window: the ingress's own per-source handshake budget is found, not
+ * configured, and a window never does worse than the fixed 64 turns it replaces.
+ */
+export const INITIAL_WINDOW = 64;
+
 /** What a granted client holds; both calls are idempotent. */
 export interface DialTicket {
-  /** The transport is up and the preface sent (or the attempt failed): frees the handshake turn. */
-  readonly handshakeDone: () => void;
+  /**
+   * The transport is up and the preface sent (or the attempt failed): frees the handshake turn.
+   * `ok` false: the ingress turned the handshake away for having too many (the window shrinks).
+   */
+  readonly handshakeDone: (ok?: boolean) => void;
   /** The ingress connection is over (or was never made): frees the turn and the port's and source's slots. */
   readonly release: () => void;
 }
@@ -45,13 +62,31 @@ interface PortState {
 
 export class DialGate {
   private handshakes = 0;
+  /** Turns allowed now (the congestion window; see INITIAL_WINDOW). */
+  private window: number;
+  /** Growing by doubling until the ingress first pushed back. */
+  private slowStart = true;
+  /** Turns granted so far, and the count before which another push-back does not cut again. */
+  private granted = 0;
+  private noCutBefore = 0;
+  /**
+   * Every port that asked, in the order they first did: the round's order. Kept when idle (a
+   * port dropped and added again would jump the round), bounded by the allocated ports.
+   */
   private readonly ports = new Map<number, PortState>();
   private readonly sources = new Map<string, number>();
   /** The port granted last: the next round starts after it. */
   private lastPort: number | undefined;
   private queued = 0;
 
-  constructor(private readonly limits: FairGateLimits) {}
+  constructor(private readonly limits: FairGateLimits) {
+    this.window = Math.min(INITIAL_WINDOW, limits.maxConcurrentDials);
+  }
+
+  /** Handshake turns allowed now. */
+  get turns(): number {
+    return Math.floor(this.window);
+  }
 
   /** Handshakes running now. */
   get active(): number {
@@ -101,7 +136,6 @@ export class DialGate {
         if (i >= 0) {
           state.queue.splice(i, 1);
           this.queued--;
-          this.forgetIfIdle(port, state);
         }
         resolve(undefined);
       };
@@ -121,7 +155,7 @@ export class DialGate {
   private admissible(state: PortState, source: string): boolean {
     const { limits } = this;
     return (
-      this.handshakes < limits.maxConcurrentDials &&
+      this.handshakes < Math.floor(this.window) &&
       state.held < limits.maxIngressConnectionsPerPort &&
       (this.sources.get(source) ?? 0) < limits.maxIngressConnectionsPerSource
     );
@@ -129,14 +163,20 @@ export class DialGate {
 
   private take(port: number, state: PortState, source: string): DialTicket {
     this.handshakes++;
+    this.granted++;
     state.held++;
     this.sources.set(source, (this.sources.get(source) ?? 0) + 1);
     let inHandshake = true;
     let held = true;
-    const handshakeDone = () => {
-      if (!inHandshake) return;
+    const handshakeDone = (ok = true) => {
+      // A push-back can come after the preface went out (ERR_743 in the reply of a plain dial).
+      if (!inHandshake) {
+        if (!ok) this.adjust(false);
+        return;
+      }
       inHandshake = false;
       this.handshakes--;
+      this.adjust(ok);
       this.pump();
     };
     return {
@@ -152,15 +192,29 @@ export class DialGate {
         const n = (this.sources.get(source) ?? 1) - 1;
         if (n > 0) this.sources.set(source, n);
         else this.sources.delete(source);
-        this.forgetIfIdle(port, state);
         this.pump();
       },
     };
   }
 
+  /** Grows the window after a handshake while clients wait; halves it when the ingress pushed back. */
+  private adjust(ok: boolean): void {
+    const max = this.limits.maxConcurrentDials;
+    if (!ok) {
+      // One cut per window of handshakes: the refusals of one overshoot arrive together.
+      if (this.granted < this.noCutBefore) return;
+      this.slowStart = false;
+      this.window = Math.max(Math.min(INITIAL_WINDOW, max), this.window * 0.75);
+      this.noCutBefore = this.granted + Math.ceil(this.window);
+      return;
+    }
+    if (this.queued === 0 || this.window >= max) return;
+    this.window = Math.min(max, this.window + (this.slowStart ? 1 : 0.125));
+  }
+
   /** Grants turns round-robin over the ports with waiters, while the handshake budget allows. */
   private pump(): void {
-    while (this.queued > 0 && this.handshakes < this.limits.maxConcurrentDials) {
+    while (this.queued > 0 && this.handshakes < Math.floor(this.window)) {
       const next = this.nextGrant();
       if (!next) return;
       const { port, state, index } = next;
@@ -173,24 +227,17 @@ export class DialGate {
 
   /** The first admissible waiter of the first port after `lastPort` (in the map's order) that has one. */
   private nextGrant(): { port: number; state: PortState; index: number } | undefined {
-    const order = [...this.ports.entries()].filter(([, s]) => s.queue.length > 0);
-    if (order.length === 0) return undefined;
+    const order = [...this.ports.entries()];
     const after = order.findIndex(([p]) => p === this.lastPort);
     for (let k = 1; k <= order.length; k++) {
       const [port, state] = order[(after + k) % order.length]!;
-      if (state.held >= this.limits.maxIngressConnectionsPerPort) continue;
+      if (state.queue.length === 0 || state.held >= this.limits.maxIngressConnectionsPerPort) continue;
       const index = state.queue.findIndex(
         (w) => (this.sources.get(w.source) ?? 0) < this.limits.maxIngressConnectionsPerSource,
       );
       if (index >= 0) return { port, state, index };
     }
     return undefined;
-  }
-
-  private forgetIfIdle(port: number, state: PortState): void {
-    if (state.held === 0 && state.queue.length === 0 && this.ports.get(port) === state) {
-      this.ports.delete(port);
-    }
   }
 }
 

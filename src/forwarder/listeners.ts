@@ -119,6 +119,7 @@ export class ListenerSet {
   constructor(private readonly opts: ListenerSetOptions) {
     this.gate = new DialGate(opts.limits);
     opts.metrics.tally.dialsWaiting = () => this.gate.waiting;
+    opts.metrics.tally.dialWindow = () => this.gate.turns;
   }
 
   /** Makes the listeners match `routes`. Synchronous; binding completes in the background. */

@@ -239,7 +239,7 @@ describe('ForwarderConfig', () => {
         maxConnections: 10_000,
         maxConnectionsPerPort: 2_000,
         maxSilentDialsPerPort: 32,
-        maxConcurrentDials: 64,
+        maxConcurrentDials: 1024,
         maxIngressConnectionsPerPort: 512,
         maxIngressConnectionsPerSource: 512,
         maxDialAttempts: 6,
