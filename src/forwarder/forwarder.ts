@@ -16,7 +16,9 @@ import {
   collectionPath,
   ConfigMapSchema,
   createCache,
+  EventRecorder,
   kinds,
+  objectRef,
   ServiceSchema,
   type CacheTuning,
   type ConfigMap,
@@ -33,7 +35,8 @@ import type { IngressRoute } from './connection.js';
 import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
 import { openFilesLimit } from './fd-limit.js';
 import { watchFile, type FileWatch } from './file-watch.js';
-import { resolveIngressAddress, type IngressAddress } from './ingress-address.js';
+import { resolveIngressAddress, type IngressAddress, type IngressPin } from './ingress-address.js';
+import { parseHostPort } from '../net/host-port.js';
 import { ListenerSet, type ListenerStatus } from './listeners.js';
 import { forwarderMetrics } from './metrics.js';
 import { TurnedAway } from './turned-away.js';
@@ -240,18 +243,36 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
 
   let lastProblems = '';
   let lastIngressProblem: string | undefined;
+  /** The ingress's identity when nothing in the config pins it: the first record's host. */
+  const pin: IngressPin = {};
+  const pinnedByConfig = config.ingress.address !== undefined || config.ingress.serverName !== undefined;
+  let lastRefused: string | undefined;
+  const events = new EventRecorder({
+    kubeConfig: opts.kubeConfig,
+    logger: log,
+    metrics: registry,
+    component: 'endpoint-binder-forwarder',
+  });
   // Between the first sync and the first reconcile the listener set is empty, which must not read as "all bound".
   let reconciled = false;
   const reconcile = () => {
     scheduled = false;
     if (!services.synced || !records.synced) return;
     reconciled = true;
-    const next = resolveIngressAddress(
-      config.ingress.address,
-      records.get(config.operatorNamespace, recordName),
-      identity,
-      { plainTcp: !config.ingress.tls },
-    );
+    const record = records.get(config.operatorNamespace, recordName);
+    let next = resolveIngressAddress(config.ingress.address, record, identity, {
+      plainTcp: !config.ingress.tls,
+      pin,
+    });
+    if (next.refused !== undefined && next.address === undefined) {
+      // A record naming another host than the one this forwarder started with: keep that one.
+      next = ingress.address
+        ? { ...ingress, refused: next.refused, ...(next.refusal ? { refusal: next.refusal } : {}) }
+        : { ...next, ...(next.refusal ? { problem: next.refusal } : {}) };
+    }
+    if (next.source === 'install-record' && next.address && !pinnedByConfig && pin.learnedHost === undefined)
+      pin.learnedHost = parseHostPort(next.address).host;
+    noteRefusal(next, record);
     if (next.address !== ingress.address) {
       const fields = {
         address: next.address ?? null,
@@ -281,6 +302,19 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     forgetRemovedUrls();
     publishReady();
   };
+  /** A record naming another destination than the pinned one: a warning, a gauge and an Event, once per value. */
+  function noteRefusal(next: IngressAddress, record: ConfigMap | undefined): void {
+    metrics.ingressRecordRefused.set(next.refused !== undefined ? 1 : 0);
+    if (next.refused === lastRefused) return;
+    lastRefused = next.refused;
+    if (next.refused === undefined) return;
+    log.warn(
+      { record_address: next.refused, address: next.address ?? null, problem: next.refusal },
+      'forwarder install record names another ingress',
+    );
+    if (record)
+      events.warning(objectRef(record, 'ConfigMap', 'v1'), 'IngressRecordRefused', next.refusal ?? '');
+  }
   // Cache events come in bursts (initial list, relists); one reconcile per turn of the loop.
   let scheduled = false;
   const schedule = () => {
@@ -398,6 +432,14 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     () => schedule(),
     () => undefined,
   );
+  if (config.ingress.tls && !pinnedByConfig)
+    log.warn(
+      {
+        problem:
+          'the binding ingress is pinned only by the first install record this process reads; set ingress.serverName or ingress.address (chart: bindings.ingress.serverName or .address) so no ConfigMap write can choose where the authtoken goes',
+      },
+      'forwarder ingress identity not pinned by configuration',
+    );
   log.info(
     {
       release: identity.release,
@@ -423,6 +465,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     for (const w of watches) w.stop();
     authtoken.stop();
     turnedAway.stop();
+    await events.stop(1_000);
     await Promise.all([services.stop(), records.stop(), http.close()]);
     log.info({}, 'forwarder stopped');
   };

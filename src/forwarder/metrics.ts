@@ -52,6 +52,7 @@ export interface ForwarderMetrics {
   turnedAway: Counter<'reason'>;
   dialsWaiting: Gauge;
   dialWindow: Gauge;
+  ingressRecordRefused: Gauge;
   authtokenReloads: Counter<'result'>;
   ready: Gauge;
   urlDials: Counter<'port' | 'url' | 'result'>;
@@ -146,6 +147,11 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
       collect() {
         this.set(tally.dialWindow());
       },
+    }),
+    ingressRecordRefused: new Gauge({
+      name: 'endpoint_binder_forwarder_ingress_record_refused',
+      help: '1 while the install record names a binding ingress other than the pinned one (ingress.address, or the host this forwarder started with); the record is not followed.',
+      registers,
     }),
     authtokenReloads: new Counter({
       name: 'endpoint_binder_forwarder_authtoken_reloads_total',
