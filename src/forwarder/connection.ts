@@ -18,6 +18,7 @@ import { sleep } from '../time/clock.js';
 import type { DialTrigger } from './config.js';
 import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
+import { badGatewayResponse } from './bad-gateway.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { DialResult } from './url-health.js';
@@ -87,6 +88,9 @@ export interface ConnectionContext {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** How long a client answered 502 may take to close before its socket is closed. */
+const BAD_GATEWAY_LINGER_MS = 2_000;
 
 /**
  * The ingress turned this handshake away for having too many from us: evicted (ERR_742), over
@@ -381,8 +385,31 @@ export class ForwardedConnection {
     if (this.client.destroyed) this.finish(outcome);
     else {
       this.client.once('close', () => this.finish(outcome));
-      resetSocket(this.client);
+      if (!this.answerBadGateway()) resetSocket(this.client);
     }
+  }
+
+  /**
+   * An `http://` client that sent its request and got no byte yet is answered `502 Bad Gateway`
+   * naming the cause (bad-gateway.ts) instead of a reset; the rest of its request is read and
+   * dropped, and the socket is closed after BAD_GATEWAY_LINGER_MS if the client does not close.
+   */
+  private answerBadGateway(): boolean {
+    const { client, ctx } = this;
+    if (!this.sawData || client.bytesWritten > 0 || client.destroyed || client.writableEnded) return false;
+    if (!ctx.url.startsWith('http://')) return false;
+    if (this.upstream) client.unpipe(this.upstream);
+    client.on('data', () => undefined);
+    client.resume();
+    const what =
+      this.outcome === 'ingress_error'
+        ? 'the connection through the binding ingress failed before the first response byte'
+        : (this.error ?? 'the binding ingress could not be reached');
+    client.end(badGatewayResponse(this.code, what));
+    const timer = setTimeout(() => client.destroy(), BAD_GATEWAY_LINGER_MS);
+    timer.unref();
+    client.once('close', () => clearTimeout(timer));
+    return true;
   }
 
   private abortBoth(outcome: Outcome, error?: string): void {
@@ -393,7 +420,8 @@ export class ForwardedConnection {
     if (this.aborted) return;
     this.aborted = true;
     this.abort.abort();
-    resetSocket(this.client);
+    // The ingress side failed before the first response byte: an HTTP client gets a 502.
+    if (outcome !== 'ingress_error' || !this.answerBadGateway()) resetSocket(this.client);
     if (this.upstream) resetSocket(this.upstream);
     else this.finish(this.outcome);
   }

@@ -42,6 +42,8 @@ import { forwarderMetrics } from './metrics.js';
 import { TurnedAway } from './turned-away.js';
 import { forwarderStatus } from './forwarder-status.js';
 import { UrlHealthRecorder } from './url-health.js';
+import { TransportCheck, type TransportVerdict } from './transport-check.js';
+import { speaksTls } from '../api/ingress/tls-probe.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface Readiness {
@@ -166,6 +168,47 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     },
   );
 
+  /** What one dial's outcome says about the transport (TLS or plain) and the certificate. */
+  const transportVerdict = async (err: unknown, address: string): Promise<TransportVerdict> => {
+    if (err === undefined) return { ok: true };
+    if (!(err instanceof IngressError)) return undefined;
+    if (err.fromIngress) return { ok: true };
+    if (err.code === 'ERR_796' || err.code === 'ERR_795')
+      return { ok: false, problem: `${err.code}: ${err.msg}` };
+    if (err.code === 'ERR_790' && !config.ingress.tls && (await speaksTls(address)))
+      return {
+        ok: false,
+        problem: `ERR_796: the ingress at ${address} speaks TLS and closes plain connections without a reply, and ingress.tls is false; set ingress.tls to true (the chart's bindings.ingress.tls)`,
+      };
+    return undefined;
+  };
+  const transport = new TransportCheck(
+    async () => {
+      const address = ingress.address;
+      if (!address) return undefined;
+      try {
+        const s = await dialWith(
+          authtoken.token,
+          TOKEN_CHECK_URL,
+          undefined,
+          config.limits.dialTimeoutMs,
+          new AbortController().signal,
+          address,
+        );
+        resetSocket(s);
+        return { ok: true };
+      } catch (err) {
+        return transportVerdict(err, address);
+      }
+    },
+    () => {
+      const problem = transport.problem;
+      if (problem) log.error({ problem }, 'forwarder cannot speak to the ingress as configured');
+      else log.info({}, 'forwarder speaks to the ingress as configured again');
+      publishReady();
+    },
+  );
+
   const route = (): IngressRoute | undefined => {
     const address = ingress.address;
     if (!address) return undefined;
@@ -184,10 +227,17 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
             onTransportUp,
           );
           authtoken.observe(token, 'accepted');
+          transport.observe({ ok: true });
           return s;
         } catch (err) {
           if (err instanceof IngressError && err.fromIngress)
             authtoken.observe(token, err.code === 'ERR_710' ? 'refused' : 'accepted', err.msg);
+          if (err instanceof IngressError) {
+            if (err.fromIngress || err.code === 'ERR_796' || err.code === 'ERR_795')
+              void transportVerdict(err, address).then((v) => transport.observe(v));
+            // A plain client closed without a reply: a TLS ingress does that. Asked once at a time.
+            else if (err.code === 'ERR_790' && !config.ingress.tls) transport.suspect();
+          }
           throw err;
         }
       },
@@ -336,6 +386,8 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     else if (ingress.problem !== undefined) reasons.push(ingress.problem);
     const tokenProblem = authtoken.problem;
     if (tokenProblem !== undefined) reasons.push(tokenProblem);
+    const transportProblem = transport.problem;
+    if (transportProblem !== undefined) reasons.push(transportProblem);
     for (const l of listeners.status()) {
       if (l.state !== 'bound')
         reasons.push(`port ${l.port} (${l.url}) ${l.state}${l.error ? `: ${l.error}` : ''}`);
@@ -464,6 +516,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     await listeners.drain(drainMs, stopCtl.signal);
     for (const w of watches) w.stop();
     authtoken.stop();
+    transport.stop();
     turnedAway.stop();
     await events.stop(1_000);
     await Promise.all([services.stop(), records.stop(), http.close()]);

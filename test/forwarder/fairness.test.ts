@@ -102,7 +102,7 @@ describe.each([false, true])('forwarder fairness between ports (tls %s)', (tls) 
         // Two waves, so a.x always has clients whose budget outlasts b.x's first client's.
         const clients = oneByteClients(a, 100);
         await waitFor(() => fwd.openConnections() === 100, 20_000);
-        await new Promise((r) => setTimeout(r, 1_500));
+        await new Promise((r) => setTimeout(r, 1_000));
         clients.push(...oneByteClients(a, 100));
         await waitFor(() => fwd.openConnections() === 200, 20_000);
         // Their turns ended with their handshakes: nobody waits for one (before, 136 did).

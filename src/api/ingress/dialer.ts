@@ -75,6 +75,14 @@ export function isCertificateError(code: string | undefined): boolean {
   return code !== undefined && CERTIFICATE_ERROR.test(code);
 }
 
+/** OpenSSL's names for a server that answered the ClientHello with something that is not TLS. */
+const NOT_TLS_ERROR =
+  /WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|UNKNOWN_PROTOCOL|HTTP_REQUEST|RECORD_LAYER_FAILURE/;
+
+function isNotTlsError(code: string | undefined): boolean {
+  return code !== undefined && NOT_TLS_ERROR.test(code);
+}
+
 type Phase = 'connect' | 'handshake' | 'reply';
 
 const ignore = (): void => undefined;
@@ -192,6 +200,13 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
       }
       if (phase === 'connect')
         return fail('ERR_793', `cannot connect to the ingress at ${opts.address}: ${reason}`);
+      if (phase === 'handshake' && isNotTlsError(err.code)) {
+        if (sessionKey) tls?.sessions?.delete(sessionKey);
+        return fail(
+          'ERR_796',
+          `the ingress at ${opts.address} does not speak TLS (${reason}); set ingress.tls to false for a plain loopback ingress, or point ingress.address at its TLS port`,
+        );
+      }
       if (phase === 'handshake') {
         if (sessionKey) tls?.sessions?.delete(sessionKey);
         return fail('ERR_790', `the ingress closed the connection during the TLS handshake (${reason})`);

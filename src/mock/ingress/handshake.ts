@@ -43,7 +43,19 @@ export function readPreface(
       socket.pause();
       resolve(outcome);
     };
+    let first = true;
     const onData = (chunk: Buffer) => {
+      // A TLS ClientHello (a handshake record: 0x16, version 3.x) on the plain port: a client
+      // configured for TLS. Said at once, not after the preface timeout.
+      if (first && chunk.length >= 2 && chunk[0] === 0x16 && chunk[1] === 0x03) {
+        finish({
+          kind: 'error',
+          code: 'ERR_700',
+          msg: 'this is a TLS ClientHello, and this ingress listens without TLS (plain TCP)',
+        });
+        return;
+      }
+      first = false;
       const r = reader.push(chunk);
       if (r.kind === 'more') return;
       if (r.kind === 'too_long') {
