@@ -59,6 +59,15 @@ const IngressConfig = z
     /** Of those, from one source address; default 64, or max_handshakes when that is smaller. */
     max_handshakes_per_source: z.number().int().min(1).optional(),
     idle_timeout_ms: z.number().int().min(100).default(300_000),
+    /** v2 (HTTP/2): streams one session may carry at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+    h2_max_concurrent_streams: z.number().int().min(1).max(1_000_000).default(256),
+    /** v2: flow-control window per stream, bytes (the session's is four times it). */
+    h2_window_bytes: z
+      .number()
+      .int()
+      .min(65_535)
+      .max(2_147_483_647)
+      .default(1024 * 1024),
     preface_timeout_ms: z.number().int().min(10).default(5_000),
     dial_timeout_ms: z.number().int().min(10).default(5_000),
   })

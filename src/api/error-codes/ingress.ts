@@ -61,6 +61,10 @@ export const ingressCodes = {
     status: 495,
     title: "Dialer: the ingress's TLS certificate was refused (untrusted, expired or another name).",
   },
+  ERR_797: {
+    status: 502,
+    title: 'Dialer: the ingress did not select HTTP/2 (ALPN h2) for protocol v2; speak v1 to it.',
+  },
   ERR_796: {
     status: 502,
     title: 'Dialer: TLS and plain TCP mismatch: the ingress does not speak what ingress.tls says.',
