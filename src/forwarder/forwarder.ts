@@ -139,26 +139,33 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       ...(onTransportUp ? { onTransportUp } : {}),
     });
 
+  /** One dial of TOKEN_CHECK_URL (answered without an upstream): undefined when it opened, else its error. */
+  const checkDial = async (token: string, address: string): Promise<unknown> => {
+    try {
+      const s = await dialWith(
+        token,
+        TOKEN_CHECK_URL,
+        undefined,
+        config.limits.dialTimeoutMs,
+        new AbortController().signal,
+        address,
+      );
+      resetSocket(s);
+      return undefined;
+    } catch (err) {
+      return err;
+    }
+  };
+
   const authtoken = new AuthtokenState(
     initialToken,
     async (token): Promise<TokenVerdict | undefined> => {
       const address = ingress.address;
       if (!address) return undefined;
-      try {
-        const s = await dialWith(
-          token,
-          TOKEN_CHECK_URL,
-          undefined,
-          config.limits.dialTimeoutMs,
-          new AbortController().signal,
-          address,
-        );
-        resetSocket(s);
-        return 'accepted';
-      } catch (err) {
-        if (!(err instanceof IngressError) || !err.fromIngress) return undefined;
-        return err.code === 'ERR_710' ? 'refused' : 'accepted';
-      }
+      const err = await checkDial(token, address);
+      if (err === undefined) return 'accepted';
+      if (!(err instanceof IngressError) || !err.fromIngress) return undefined;
+      return err.code === 'ERR_710' ? 'refused' : 'accepted';
     },
     () => {
       const problem = authtoken.problem;
@@ -185,21 +192,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
   const transport = new TransportCheck(
     async () => {
       const address = ingress.address;
-      if (!address) return undefined;
-      try {
-        const s = await dialWith(
-          authtoken.token,
-          TOKEN_CHECK_URL,
-          undefined,
-          config.limits.dialTimeoutMs,
-          new AbortController().signal,
-          address,
-        );
-        resetSocket(s);
-        return { ok: true };
-      } catch (err) {
-        return transportVerdict(err, address);
-      }
+      return address ? transportVerdict(await checkDial(authtoken.token, address), address) : undefined;
     },
     () => {
       const problem = transport.problem;

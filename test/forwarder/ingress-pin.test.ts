@@ -68,6 +68,14 @@ async function tlsThief(): Promise<Thief & { certPem: string }> {
   return Object.assign(await listenThief(server, t), { certPem: pems.cert });
 }
 
+/** A CA file trusting the mock's development certificate and `other` (as a public CA would be). */
+async function trusting(other: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'fwd-pin-'));
+  const caFile = join(dir, 'ca.pem');
+  await writeFile(caFile, `${(await devCertificate()).cert}\n${other}`);
+  return caFile;
+}
+
 async function servedPort(env: Env): Promise<number> {
   await endpoint(env, 'tcp://pin.x:7600', env.echo.upstreamUrl);
   const port = await freePort();
@@ -146,9 +154,7 @@ describe('forwarder ingress identity', () => {
       const env = await setup();
       const thief = await tlsThief();
       cleanup.push(() => thief.close());
-      const dir = await mkdtemp(join(tmpdir(), 'fwd-pin-'));
-      const caFile = join(dir, 'ca.pem');
-      await writeFile(caFile, `${(await devCertificate()).cert}\n${thief.certPem}`);
+      const caFile = await trusting(thief.certPem);
       const port = await servedPort(env);
       const fwd = await env.start({ ingress: { tls: true, caFile } });
       await waitFor(() => fwd.boundPorts().includes(port) && fwd.ingress().address === env.ingress, 10_000);
@@ -167,9 +173,7 @@ describe('forwarder ingress identity', () => {
       const env = await setup();
       const thief = await tlsThief();
       cleanup.push(() => thief.close());
-      const dir = await mkdtemp(join(tmpdir(), 'fwd-pin-'));
-      const caFile = join(dir, 'ca.pem');
-      await writeFile(caFile, `${(await devCertificate()).cert}\n${thief.certPem}`);
+      const caFile = await trusting(thief.certPem);
       const port = await servedPort(env);
       const fwd = await env.start({ ingress: { tls: true, caFile, serverName: 'localhost' } });
       await waitFor(() => fwd.boundPorts().includes(port), 10_000);
