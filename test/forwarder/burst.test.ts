@@ -34,10 +34,10 @@ async function oneEcho(port: number): Promise<string> {
 
 /**
  * Bursts across a real round trip (#27 item 2): 2,000 clients at once through a forwarder whose
- * ingress is 200 ms away (a delay proxy on loopback). A dial turn counts only the handshake, so
- * the turns follow the round trip. Before, a turn was held until the ingress's reply (2.5 round
- * trips and more), 64 turns gave ~128 dials/s, and the clients queued past prefaceTimeoutMs were
- * reset ("no turn to dial the ingress").
+ * ingress is 200 ms away (a delay proxy on loopback), every one served. A dial turn counts only
+ * the handshake, and the number of turns follows the round trip (the dial window). A regression
+ * test of the whole path under a burst, not a proof of the fix: with the generous budget this
+ * needs in one process it passes on the old gate too; the rate is for bench/.
  */
 describe.each([false, true])('forwarder burst at 200 ms RTT (tls %s)', (tls) => {
   const setup = useEnv({ ingressTls: tls });
@@ -50,12 +50,13 @@ describe.each([false, true])('forwarder burst at 200 ms RTT (tls %s)', (tls) => 
       await endpoint(env, 'tcp://burst.x:7500', env.echo.upstreamUrl);
       const port = await freePort();
       await createService(env.sim, internalService('ep-burst', { [port]: 'tcp://burst.x:7500' }));
-      // In one process (clients, forwarder, delay proxy, ingress, upstream) the TLS run is bound by
-      // this test's CPU, not by the dial window (about 130 TLS connections/s on a quiet machine):
-      // it gets fewer clients and a longer budget. The plain run keeps the default budget.
+      // Everything runs in this one process (clients, forwarder, delay proxy, ingress, upstream),
+      // so the time it takes is this test's CPU (TLS: about 130 connections/s on a quiet machine,
+      // far less at a load of 10): the budget is generous, and what is checked is that every
+      // client is served, not how fast. bench/datapath-v2.ts measures across processes.
       const fwd = await startOver(env, tls, {
         ingress: { address: proxy.address, ...(tls ? {} : { tls: false }) },
-        ...(tls ? { limits: { prefaceTimeoutMs: 40_000 } } : {}),
+        limits: { prefaceTimeoutMs: 40_000 },
       });
       await waitFor(() => fwd.boundPorts().includes(port), 10_000);
       const results = await Promise.all(Array.from({ length: clients }, () => oneEcho(port)));
