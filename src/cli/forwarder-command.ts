@@ -49,7 +49,7 @@ Config fields (defaults in brackets):
   limits.maxConnections         open client connections, all ports together [10000]
   limits.maxConnectionsPerPort  open client connections per port [2000]
   limits.maxSilentDialsPerPort  per port, dialled clients (dialOn accept) that sent nothing yet [32]
-  limits.maxConcurrentDials     ingress connections being opened at once [64]
+  limits.maxConcurrentDials     ingress handshakes at once, at most (window from 64) [1024]
   limits.maxDialAttempts        ingress attempts per client, retries of transient refusals included [6]
   limits.acceptBacklog          kernel accept queue per port [4096]
   limits.dialTimeoutMs          one ingress attempt: connect + TLS + reply [5000]

@@ -81,8 +81,21 @@ export const ForwarderConfig = z
          * of one port cannot take the ingress's slots from every other port.
          */
         maxSilentDialsPerPort: z.number().int().min(0).max(1_000_000).default(32),
-        /** Ingress connections being opened at once (all ports); the rest wait their turn. */
-        maxConcurrentDials: z.number().int().min(1).max(100_000).default(64),
+        /**
+         * Ingress handshakes (TCP, TLS, preface) running at once, all ports, at most; the rest
+         * wait their turn, round-robin over the ports. A turn ends once the preface is sent, not
+         * when the ingress has reached the upstream. The window starts at 64 and follows the
+         * round trip up to this (dial-gate.ts), halving when the ingress has too many from us.
+         */
+        maxConcurrentDials: z.number().int().min(1).max(100_000).default(1024),
+        /**
+         * Ingress connections one port (endpoint URL) holds at once, from its turn to its end;
+         * its further clients wait (within prefaceTimeoutMs). Keep it below the ingress's own
+         * connection budget divided by the forwarder replicas, so one endpoint cannot take all.
+         */
+        maxIngressConnectionsPerPort: z.number().int().min(1).max(1_000_000).default(512),
+        /** Ingress connections the clients of one source address hold at once, all ports together. */
+        maxIngressConnectionsPerSource: z.number().int().min(1).max(1_000_000).default(512),
         /** Ingress attempts per client connection, the first included. */
         maxDialAttempts: z.number().int().min(1).max(100).default(6),
         /** Kernel accept queue of each allocated port (capped by net.core.somaxconn). */

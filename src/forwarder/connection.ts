@@ -16,8 +16,9 @@ import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
 import type { Logger } from '../log/logger.js';
 import { sleep } from '../time/clock.js';
 import type { DialTrigger } from './config.js';
-import type { DialGate, SlotCounter } from './dial-gate.js';
+import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
+import { badGatewayResponse } from './bad-gateway.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { DialResult } from './url-health.js';
@@ -59,6 +60,8 @@ export interface IngressRoute {
     source: IngressSource | undefined,
     timeoutMs: number,
     signal: CancelSignal,
+    /** Called once the transport is up and the preface sent (the handshake turn ends there). */
+    onTransportUp?: () => void,
   ): Promise<Socket>;
 }
 
@@ -71,7 +74,7 @@ export interface ConnectionContext {
   dialOn: DialTrigger;
   /** This port's clients dialled before sending a byte (`dialOn: accept`). */
   silent: SlotCounter;
-  /** Bounds the ingress connections being opened at once. */
+  /** Fair admission to the ingress: handshake turns and per-port and per-source shares. */
   gate: DialGate;
   limits: ConnectionLimits;
   metrics: ForwarderMetrics;
@@ -84,6 +87,33 @@ export interface ConnectionContext {
   observe?: (result: DialResult) => void;
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/** How long a client answered 502 may take to close before its socket is closed. */
+const BAD_GATEWAY_LINGER_MS = 2_000;
+
+/**
+ * The ingress turned this handshake away for having too many from us: evicted (ERR_742), over
+ * its per-source budget (ERR_743; over TLS it just closes, which reads as ERR_790 during the
+ * handshake). The dial window shrinks for these.
+ */
+function tooManyHandshakes(e: IngressError): boolean {
+  return (
+    e.code === 'ERR_742' || e.code === 'ERR_743' || (e.code === 'ERR_790' && /TLS handshake/.test(e.msg))
+  );
+}
+
+/**
+ * True unless the client is gone: a zero-byte write fails on a socket the peer reset (the kernel
+ * knows), and succeeds on an open or half-closed one (a client that sent its request and a FIN
+ * still waits for the answer).
+ */
+function clientStillThere(client: Socket): Promise<boolean> {
+  if (client.destroyed) return Promise.resolve(false);
+  if (client.writableEnded) return Promise.resolve(true);
+  return new Promise((resolve) => client.write(EMPTY, (err) => resolve(!err)));
+}
+
 function plainIp(addr: string | undefined): string | undefined {
   if (!addr) return undefined;
   return addr.startsWith('::ffff:') ? addr.slice(7) : addr;
@@ -93,6 +123,8 @@ export class ForwardedConnection {
   private readonly started = performance.now();
   private readonly abort = new Cancellation();
   private upstream: Socket | undefined;
+  /** This connection's share of the ingress, held from the grant until the connection is over. */
+  private ticket: DialTicket | undefined;
   private outcome: Outcome | undefined;
   private code: string | undefined;
   private error: string | undefined;
@@ -210,12 +242,13 @@ export class ForwardedConnection {
         this.refuse('no_ingress');
         return;
       }
-      const release = await ctx.gate.acquire(signal, deadline - performance.now());
+      const waitStart = performance.now();
+      const ticket = await ctx.gate.acquire(ctx.port, source ?? '', signal, deadline - waitStart);
       if (this.outcome) {
-        release?.();
+        ticket?.release();
         return;
       }
-      if (!release) {
+      if (!ticket) {
         this.code = 'ERR_791';
         this.error = `no turn to dial the ingress within limits.prefaceTimeoutMs (${ctx.limits.prefaceTimeoutMs} ms)`;
         ctx.metrics.refusals.inc({ code: this.code });
@@ -223,6 +256,14 @@ export class ForwardedConnection {
         this.refuse('dial_failed');
         return;
       }
+      this.ticket = ticket;
+      // A client that reset while it waited is never dialled. A reset that arrives while its bytes
+      // sit unread reads as an end of stream (reset.ts), so a queued client is asked directly.
+      if (performance.now() - waitStart > 1 && !(await clientStillThere(this.client))) {
+        this.abortBoth('client_error', 'reset while waiting for a turn to dial');
+        return;
+      }
+      if (this.outcome) return;
       this.attempts++;
       const t0 = performance.now();
       const remaining = deadline - t0;
@@ -233,11 +274,16 @@ export class ForwardedConnection {
           sourceInfo,
           Math.max(1, Math.round(Math.min(ctx.limits.dialTimeoutMs, remaining))),
           signal,
+          ticket.handshakeDone,
         );
       } catch (err) {
-        release();
-        if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
+        // A retry asks for a new turn at the back of this port's queue: a port whose upstream is
+        // down (ERR_730/731) waits behind the other ports' clients, not in front of them.
+        this.ticket = undefined;
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
+        ticket.handshakeDone(!tooManyHandshakes(e));
+        ticket.release();
+        if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
         ctx.metrics.dialSeconds.observe({ result: e.code }, (performance.now() - t0) / 1000);
         ctx.metrics.refusals.inc({ code: e.code });
         this.code = e.code;
@@ -260,7 +306,7 @@ export class ForwardedConnection {
         if (this.outcome) return;
         continue;
       }
-      release();
+      ticket.handshakeDone();
       ctx.metrics.dialSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
       if (this.outcome) {
         resetSocket(socket);
@@ -339,8 +385,31 @@ export class ForwardedConnection {
     if (this.client.destroyed) this.finish(outcome);
     else {
       this.client.once('close', () => this.finish(outcome));
-      resetSocket(this.client);
+      if (!this.answerBadGateway()) resetSocket(this.client);
     }
+  }
+
+  /**
+   * An `http://` client that sent its request and got no byte yet is answered `502 Bad Gateway`
+   * naming the cause (bad-gateway.ts) instead of a reset; the rest of its request is read and
+   * dropped, and the socket is closed after BAD_GATEWAY_LINGER_MS if the client does not close.
+   */
+  private answerBadGateway(): boolean {
+    const { client, ctx } = this;
+    if (!this.sawData || client.bytesWritten > 0 || client.destroyed || client.writableEnded) return false;
+    if (!ctx.url.startsWith('http://')) return false;
+    if (this.upstream) client.unpipe(this.upstream);
+    client.on('data', () => undefined);
+    client.resume();
+    const what =
+      this.outcome === 'ingress_error'
+        ? 'the connection through the binding ingress failed before the first response byte'
+        : (this.error ?? 'the binding ingress could not be reached');
+    client.end(badGatewayResponse(this.code, what));
+    const timer = setTimeout(() => client.destroy(), BAD_GATEWAY_LINGER_MS);
+    timer.unref();
+    client.once('close', () => clearTimeout(timer));
+    return true;
   }
 
   private abortBoth(outcome: Outcome, error?: string): void {
@@ -351,7 +420,8 @@ export class ForwardedConnection {
     if (this.aborted) return;
     this.aborted = true;
     this.abort.abort();
-    resetSocket(this.client);
+    // The ingress side failed before the first response byte: an HTTP client gets a 502.
+    if (outcome !== 'ingress_error' || !this.answerBadGateway()) resetSocket(this.client);
     if (this.upstream) resetSocket(this.upstream);
     else this.finish(this.outcome);
   }
@@ -360,6 +430,7 @@ export class ForwardedConnection {
     if (this.finished) return;
     this.finished = true;
     this.releaseSilentSlot();
+    this.ticket?.release();
     const { ctx, client } = this;
     const port = String(ctx.port);
     const { tally } = ctx.metrics;

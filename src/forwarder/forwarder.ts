@@ -16,7 +16,9 @@ import {
   collectionPath,
   ConfigMapSchema,
   createCache,
+  EventRecorder,
   kinds,
+  objectRef,
   ServiceSchema,
   type CacheTuning,
   type ConfigMap,
@@ -33,12 +35,15 @@ import type { IngressRoute } from './connection.js';
 import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
 import { openFilesLimit } from './fd-limit.js';
 import { watchFile, type FileWatch } from './file-watch.js';
-import { resolveIngressAddress, type IngressAddress } from './ingress-address.js';
+import { resolveIngressAddress, type IngressAddress, type IngressPin } from './ingress-address.js';
+import { parseHostPort } from '../net/host-port.js';
 import { ListenerSet, type ListenerStatus } from './listeners.js';
 import { forwarderMetrics } from './metrics.js';
 import { TurnedAway } from './turned-away.js';
 import { forwarderStatus } from './forwarder-status.js';
 import { UrlHealthRecorder } from './url-health.js';
+import { TransportCheck, type TransportVerdict } from './transport-check.js';
+import { speaksTls } from '../api/ingress/tls-probe.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 export interface Readiness {
@@ -121,6 +126,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     timeoutMs: number,
     signal: CancelSignal,
     address: string,
+    onTransportUp?: () => void,
   ) =>
     connectThroughIngress({
       address,
@@ -130,28 +136,36 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       ...(source ? { source } : {}),
       timeoutMs,
       signal,
+      ...(onTransportUp ? { onTransportUp } : {}),
     });
+
+  /** One dial of TOKEN_CHECK_URL (answered without an upstream): undefined when it opened, else its error. */
+  const checkDial = async (token: string, address: string): Promise<unknown> => {
+    try {
+      const s = await dialWith(
+        token,
+        TOKEN_CHECK_URL,
+        undefined,
+        config.limits.dialTimeoutMs,
+        new AbortController().signal,
+        address,
+      );
+      resetSocket(s);
+      return undefined;
+    } catch (err) {
+      return err;
+    }
+  };
 
   const authtoken = new AuthtokenState(
     initialToken,
     async (token): Promise<TokenVerdict | undefined> => {
       const address = ingress.address;
       if (!address) return undefined;
-      try {
-        const s = await dialWith(
-          token,
-          TOKEN_CHECK_URL,
-          undefined,
-          config.limits.dialTimeoutMs,
-          new AbortController().signal,
-          address,
-        );
-        resetSocket(s);
-        return 'accepted';
-      } catch (err) {
-        if (!(err instanceof IngressError) || !err.fromIngress) return undefined;
-        return err.code === 'ERR_710' ? 'refused' : 'accepted';
-      }
+      const err = await checkDial(token, address);
+      if (err === undefined) return 'accepted';
+      if (!(err instanceof IngressError) || !err.fromIngress) return undefined;
+      return err.code === 'ERR_710' ? 'refused' : 'accepted';
     },
     () => {
       const problem = authtoken.problem;
@@ -161,12 +175,39 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     },
   );
 
+  /** What one dial's outcome says about the transport (TLS or plain) and the certificate. */
+  const transportVerdict = async (err: unknown, address: string): Promise<TransportVerdict> => {
+    if (err === undefined) return { ok: true };
+    if (!(err instanceof IngressError)) return undefined;
+    if (err.fromIngress) return { ok: true };
+    if (err.code === 'ERR_796' || err.code === 'ERR_795')
+      return { ok: false, problem: `${err.code}: ${err.msg}` };
+    if (err.code === 'ERR_790' && !config.ingress.tls && (await speaksTls(address)))
+      return {
+        ok: false,
+        problem: `ERR_796: the ingress at ${address} speaks TLS and closes plain connections without a reply, and ingress.tls is false; set ingress.tls to true (the chart's bindings.ingress.tls)`,
+      };
+    return undefined;
+  };
+  const transport = new TransportCheck(
+    async () => {
+      const address = ingress.address;
+      return address ? transportVerdict(await checkDial(authtoken.token, address), address) : undefined;
+    },
+    () => {
+      const problem = transport.problem;
+      if (problem) log.error({ problem }, 'forwarder cannot speak to the ingress as configured');
+      else log.info({}, 'forwarder speaks to the ingress as configured again');
+      publishReady();
+    },
+  );
+
   const route = (): IngressRoute | undefined => {
     const address = ingress.address;
     if (!address) return undefined;
     return {
       address,
-      async dial(url, source, timeoutMs, signal) {
+      async dial(url, source, timeoutMs, signal, onTransportUp) {
         const token = authtoken.token;
         try {
           const s = await dialWith(
@@ -176,12 +217,20 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
             timeoutMs,
             signal,
             address,
+            onTransportUp,
           );
           authtoken.observe(token, 'accepted');
+          transport.observe({ ok: true });
           return s;
         } catch (err) {
           if (err instanceof IngressError && err.fromIngress)
             authtoken.observe(token, err.code === 'ERR_710' ? 'refused' : 'accepted', err.msg);
+          if (err instanceof IngressError) {
+            if (err.fromIngress || err.code === 'ERR_796' || err.code === 'ERR_795')
+              void transportVerdict(err, address).then((v) => transport.observe(v));
+            // A plain client closed without a reply: a TLS ingress does that. Asked once at a time.
+            else if (err.code === 'ERR_790' && !config.ingress.tls) transport.suspect();
+          }
           throw err;
         }
       },
@@ -237,18 +286,36 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
 
   let lastProblems = '';
   let lastIngressProblem: string | undefined;
+  /** The ingress's identity when nothing in the config pins it: the first record's host. */
+  const pin: IngressPin = {};
+  const pinnedByConfig = config.ingress.address !== undefined || config.ingress.serverName !== undefined;
+  let lastRefused: string | undefined;
+  const events = new EventRecorder({
+    kubeConfig: opts.kubeConfig,
+    logger: log,
+    metrics: registry,
+    component: 'endpoint-binder-forwarder',
+  });
   // Between the first sync and the first reconcile the listener set is empty, which must not read as "all bound".
   let reconciled = false;
   const reconcile = () => {
     scheduled = false;
     if (!services.synced || !records.synced) return;
     reconciled = true;
-    const next = resolveIngressAddress(
-      config.ingress.address,
-      records.get(config.operatorNamespace, recordName),
-      identity,
-      { plainTcp: !config.ingress.tls },
-    );
+    const record = records.get(config.operatorNamespace, recordName);
+    let next = resolveIngressAddress(config.ingress.address, record, identity, {
+      plainTcp: !config.ingress.tls,
+      pin,
+    });
+    if (next.refused !== undefined && next.address === undefined) {
+      // A record naming another host than the one this forwarder started with: keep that one.
+      next = ingress.address
+        ? { ...ingress, refused: next.refused, ...(next.refusal ? { refusal: next.refusal } : {}) }
+        : { ...next, ...(next.refusal ? { problem: next.refusal } : {}) };
+    }
+    if (next.source === 'install-record' && next.address && !pinnedByConfig && pin.learnedHost === undefined)
+      pin.learnedHost = parseHostPort(next.address).host;
+    noteRefusal(next, record);
     if (next.address !== ingress.address) {
       const fields = {
         address: next.address ?? null,
@@ -278,6 +345,19 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     forgetRemovedUrls();
     publishReady();
   };
+  /** A record naming another destination than the pinned one: a warning, a gauge and an Event, once per value. */
+  function noteRefusal(next: IngressAddress, record: ConfigMap | undefined): void {
+    metrics.ingressRecordRefused.set(next.refused !== undefined ? 1 : 0);
+    if (next.refused === lastRefused) return;
+    lastRefused = next.refused;
+    if (next.refused === undefined) return;
+    log.warn(
+      { record_address: next.refused, address: next.address ?? null, problem: next.refusal },
+      'forwarder install record names another ingress',
+    );
+    if (record)
+      events.warning(objectRef(record, 'ConfigMap', 'v1'), 'IngressRecordRefused', next.refusal ?? '');
+  }
   // Cache events come in bursts (initial list, relists); one reconcile per turn of the loop.
   let scheduled = false;
   const schedule = () => {
@@ -299,6 +379,8 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     else if (ingress.problem !== undefined) reasons.push(ingress.problem);
     const tokenProblem = authtoken.problem;
     if (tokenProblem !== undefined) reasons.push(tokenProblem);
+    const transportProblem = transport.problem;
+    if (transportProblem !== undefined) reasons.push(transportProblem);
     for (const l of listeners.status()) {
       if (l.state !== 'bound')
         reasons.push(`port ${l.port} (${l.url}) ${l.state}${l.error ? `: ${l.error}` : ''}`);
@@ -395,6 +477,14 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     () => schedule(),
     () => undefined,
   );
+  if (config.ingress.tls && !pinnedByConfig)
+    log.warn(
+      {
+        problem:
+          'the binding ingress is pinned only by the first install record this process reads; set ingress.serverName or ingress.address (chart: bindings.ingress.serverName or .address) so no ConfigMap write can choose where the authtoken goes',
+      },
+      'forwarder ingress identity not pinned by configuration',
+    );
   log.info(
     {
       release: identity.release,
@@ -419,7 +509,9 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     await listeners.drain(drainMs, stopCtl.signal);
     for (const w of watches) w.stop();
     authtoken.stop();
+    transport.stop();
     turnedAway.stop();
+    await events.stop(1_000);
     await Promise.all([services.stop(), records.stop(), http.close()]);
     log.info({}, 'forwarder stopped');
   };

@@ -1,9 +1,16 @@
 /**
  * Pure: where the forwarder sends its connections (and with them the authtoken). Only two sources
  * are trusted: the forwarder's own config (`ingress.address`) and the install record, the
- * ConfigMap `<release>-install` that only the controller's service account may write. Never a
- * Service annotation: whoever may write Services in the operator namespace could otherwise point
- * a port at a server of their choosing and collect the authtoken.
+ * ConfigMap `<release>-install` that the controller writes. Never a Service annotation: whoever
+ * may write Services in the operator namespace could otherwise point a port at a server of their
+ * choosing and collect the authtoken.
+ *
+ * The record is not trusted to *move* the ingress, though: whoever may update ConfigMaps in the
+ * operator namespace could rewrite it. So the ingress's identity is pinned: by `ingress.address`
+ * (a record naming another destination is refused), by `ingress.serverName` (every TLS dial
+ * verifies that name, wherever the record points), or else by the first record this process read
+ * (its host is kept: a record naming another host is refused; a new port on the same host is
+ * followed, and TLS verifies the host's name on every dial).
  */
 import { isOwnedBy, ROLE_LABEL, type InstallIdentity } from '../binding/identity.js';
 import { installRecordName, parseInstallRecord } from '../binding/install-record.js';
@@ -20,16 +27,45 @@ export interface IngressAddress {
   operatorId?: string;
   /** Why there is no address, for `/readyz` and the log; one line naming the object and the fix. */
   problem?: string;
+  /** The install record names a destination other than the pinned one: its address, refused. */
+  refused?: string;
+  /** Why it was refused: one line naming the pin and the fix. */
+  refusal?: string;
+}
+
+/** What the ingress's identity is pinned to (see above). */
+export interface IngressPin {
+  /** The host of the first record's address this process accepted (when nothing is configured). */
+  learnedHost?: string;
+}
+
+function sameHost(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+function sameAddress(a: string, b: string): boolean {
+  const x = parseHostPort(a);
+  const y = parseHostPort(b);
+  return sameHost(x.host, y.host) && x.port === y.port;
 }
 
 export function resolveIngressAddress(
   override: string | undefined,
   record: ConfigMap | undefined,
   identity: InstallIdentity,
-  opts: { plainTcp: boolean },
+  opts: { plainTcp: boolean; pin?: IngressPin },
 ): IngressAddress {
-  if (override !== undefined) return { address: override, source: 'config' };
   const name = installRecordName(identity);
+  if (override !== undefined) {
+    const named = recordAddress(record, identity);
+    if (named === undefined || sameAddress(named, override)) return { address: override, source: 'config' };
+    return {
+      address: override,
+      source: 'config',
+      refused: named,
+      refusal: `ConfigMap ${name} names the binding ingress ${named}, but ingress.address pins ${override}; the record is refused and the authtoken goes only to ${override} (if the ingress really moved, change ingress.address: the chart's bindings.ingress.address)`,
+    };
+  }
   if (!record) {
     return {
       address: undefined,
@@ -64,5 +100,23 @@ export function resolveIngressAddress(
       problem: `ConfigMap ${name} ingress-address ${ingressAddress} is not a loopback address, and ingress.tls is false (plain TCP only to a loopback ingress)`,
     };
   }
+  const learned = opts.pin?.learnedHost;
+  if (learned !== undefined && !sameHost(parseHostPort(ingressAddress).host, learned)) {
+    return {
+      address: undefined,
+      source: 'none',
+      ...idPart,
+      refused: ingressAddress,
+      refusal: `ConfigMap ${name} now names the binding ingress ${ingressAddress}, another host than ${learned} which this forwarder started with; refused, the authtoken is not sent there (pin the ingress with ingress.address or ingress.serverName: the chart's bindings.ingress.*; a restart accepts the record as it is then)`,
+    };
+  }
   return { address: ingressAddress, source: 'install-record', ...idPart };
+}
+
+/** The address an owned, well-formed install record names, if any (to compare with a pin). */
+function recordAddress(record: ConfigMap | undefined, identity: InstallIdentity): string | undefined {
+  if (!record || !isOwnedBy(record, identity)) return undefined;
+  if (record.metadata.labels?.[ROLE_LABEL] !== INSTALL_RECORD_ROLE) return undefined;
+  const parsed = parseInstallRecord(record);
+  return parsed.ok ? parsed.record.ingressAddress : undefined;
 }

@@ -38,6 +38,8 @@ export interface ListenerSetOptions {
     maxConnectionsPerPort: number;
     maxSilentDialsPerPort: number;
     maxConcurrentDials: number;
+    maxIngressConnectionsPerPort: number;
+    maxIngressConnectionsPerSource: number;
     acceptBacklog: number;
   };
   /** Open connections of a removed listener are closed after this long. */
@@ -115,8 +117,9 @@ export class ListenerSet {
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: ListenerSetOptions) {
-    this.gate = new DialGate(opts.limits.maxConcurrentDials);
+    this.gate = new DialGate(opts.limits);
     opts.metrics.tally.dialsWaiting = () => this.gate.waiting;
+    opts.metrics.tally.dialWindow = () => this.gate.turns;
   }
 
   /** Makes the listeners match `routes`. Synchronous; binding completes in the background. */

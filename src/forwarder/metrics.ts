@@ -35,6 +35,8 @@ export interface ConnectionTally {
   urlDials: PendingCounts<'port' | 'url' | 'result'>;
   /** Connections waiting for a turn to dial now: read when the metrics are read (set by the listeners). */
   dialsWaiting: () => number;
+  /** Handshake turns allowed now (the dial window). */
+  dialWindow: () => number;
 }
 
 /** The `endpoint_binder_forwarder_*` metrics, created once per Registry. */
@@ -49,6 +51,8 @@ export interface ForwarderMetrics {
   acceptErrors: Counter<'port'>;
   turnedAway: Counter<'reason'>;
   dialsWaiting: Gauge;
+  dialWindow: Gauge;
+  ingressRecordRefused: Gauge;
   authtokenReloads: Counter<'result'>;
   ready: Gauge;
   urlDials: Counter<'port' | 'url' | 'result'>;
@@ -66,6 +70,7 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     bytes: new PendingCounts(),
     urlDials: new PendingCounts(),
     dialsWaiting: () => 0,
+    dialWindow: () => 0,
   };
   const m: ForwarderMetrics = {
     tally,
@@ -129,11 +134,24 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     }),
     dialsWaiting: new Gauge({
       name: 'endpoint_binder_forwarder_dials_waiting',
-      help: 'Client connections waiting for a turn to dial the ingress (limits.maxConcurrentDials).',
+      help: "Client connections waiting for a turn to dial the ingress (the dial window, or their port's or source's share).",
       registers,
       collect() {
         this.set(tally.dialsWaiting());
       },
+    }),
+    dialWindow: new Gauge({
+      name: 'endpoint_binder_forwarder_dial_window',
+      help: 'Ingress handshakes allowed at once now: starts at 64, follows the round trip up to limits.maxConcurrentDials, halves when the ingress has too many from this pod.',
+      registers,
+      collect() {
+        this.set(tally.dialWindow());
+      },
+    }),
+    ingressRecordRefused: new Gauge({
+      name: 'endpoint_binder_forwarder_ingress_record_refused',
+      help: '1 while the install record names a binding ingress other than the pinned one (ingress.address, or the host this forwarder started with); the record is not followed.',
+      registers,
     }),
     authtokenReloads: new Counter({
       name: 'endpoint_binder_forwarder_authtoken_reloads_total',

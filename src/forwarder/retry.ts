@@ -34,6 +34,7 @@ const RETRYABLE = new Set([
   'ERR_741',
   'ERR_742',
   'ERR_743',
+  'ERR_744',
   'ERR_750',
   'ERR_790',
   'ERR_791',

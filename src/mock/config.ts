@@ -49,15 +49,36 @@ const IngressConfig = z
       .default(false),
     /** Authenticated connections at once. */
     max_connections: z.number().int().min(1).default(1024),
+    /**
+     * Of those, for one endpoint URL of one account (ERR_744 beyond): one endpoint's clients
+     * cannot take every slot. Default half of max_connections.
+     */
+    max_connections_per_url: z.number().int().min(1).optional(),
     /** Connections in their TLS handshake or before a valid preface, at once. */
     max_handshakes: z.number().int().min(1).default(256),
     /** Of those, from one source address; default 64, or max_handshakes when that is smaller. */
     max_handshakes_per_source: z.number().int().min(1).optional(),
     idle_timeout_ms: z.number().int().min(100).default(300_000),
+    /** v2 (HTTP/2): streams one session may carry at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+    h2_max_concurrent_streams: z.number().int().min(1).max(1_000_000).default(256),
+    /** v2: flow-control window per stream, bytes (the session's is four times it). */
+    h2_window_bytes: z
+      .number()
+      .int()
+      .min(65_535)
+      .max(2_147_483_647)
+      .default(1024 * 1024),
     preface_timeout_ms: z.number().int().min(10).default(5_000),
     dial_timeout_ms: z.number().int().min(10).default(5_000),
   })
   .superRefine((cfg, ctx) => {
+    if (cfg.max_connections_per_url !== undefined && cfg.max_connections_per_url > cfg.max_connections) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_connections_per_url'],
+        message: `must not exceed max_connections (${cfg.max_connections})`,
+      });
+    }
     if (cfg.max_handshakes_per_source !== undefined && cfg.max_handshakes_per_source > cfg.max_handshakes) {
       ctx.addIssue({
         code: 'custom',
@@ -69,6 +90,7 @@ const IngressConfig = z
   .transform((cfg) => ({
     ...cfg,
     max_handshakes_per_source: cfg.max_handshakes_per_source ?? Math.min(64, cfg.max_handshakes),
+    max_connections_per_url: cfg.max_connections_per_url ?? Math.max(1, Math.floor(cfg.max_connections / 2)),
   }))
   .prefault({});
 

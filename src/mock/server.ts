@@ -49,6 +49,8 @@ export interface MockApi {
   ingressAdvertiseAddress?: string;
   /** With the ingress's development certificate: its PEM, for clients to trust. */
   ingressCaPem?: string;
+  /** Sends GOAWAY on every v2 (HTTP/2) session of the ingress: open streams finish, new ones go elsewhere. */
+  ingressGoaway?: () => void;
   accounts: AccountConfig[];
   services: MockServices;
   stop(): Promise<void>;
@@ -123,7 +125,11 @@ export async function startMockApi(opts: MockApiOptions = {}): Promise<MockApi> 
     allInterfaces,
     ...(adminUrl ? { adminUrl } : {}),
     ...(ingress
-      ? { ingressAddress: ingress.address, ingressAdvertiseAddress: ingress.advertiseAddress }
+      ? {
+          ingressAddress: ingress.address,
+          ingressAdvertiseAddress: ingress.advertiseAddress,
+          ingressGoaway: () => ingress.goaway(),
+        }
       : {}),
     ...(ingress?.caPem ? { ingressCaPem: ingress.caPem } : {}),
     accounts: config.accounts,

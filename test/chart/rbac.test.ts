@@ -51,6 +51,7 @@ describe.skipIf('skip' in helmTool)('RBAC: least privilege', () => {
         namespaces: ['ops'],
         resourceNames: ['eb-install'],
       },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'], namespaces: ['ops'] },
     ]);
     expect(kubesimRulesFor(objs, SA.uninstall)).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'delete', 'update'] },
@@ -198,6 +199,7 @@ describe.skipIf('skip' in helmTool)('renderForTarget (for a local-process e2e ta
         namespaces: ['ops'],
         resourceNames: ['eb-install'],
       },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'], namespaces: ['ops'] },
     ]);
     expect(r.rules.uninstall[0]?.verbs).toEqual(['get', 'list', 'delete', 'update']);
     expect(r.rules.controller.length).toBe(7);

@@ -7,7 +7,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../kube/helpers.js';
-import { closedPort, readAll, startServer, waitFor } from '../ingress/helpers.js';
+import { closedPort, readAll, startServer, startUnresponsiveUpstream, waitFor } from '../ingress/helpers.js';
 import {
   AUTHTOKEN,
   connectTo,
@@ -178,8 +178,9 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
 
   it('reports the connections waiting for a dial turn in endpoint_binder_forwarder_dials_waiting', async () => {
     const env = await setup();
-    // An "ingress" that accepts and never answers: the one dial in flight holds the only turn.
-    const silent = await startServer(() => undefined);
+    // An "ingress" that drops SYNs: the one dial in flight never finishes its handshake, so it
+    // holds the only turn (a turn ends once the preface is sent).
+    const silent = await startUnresponsiveUpstream(10_000);
     try {
       const fwd = await env.start({
         ingress: { address: `127.0.0.1:${silent.port}`, tls: false },
@@ -196,7 +197,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
       await waitForValue(() => metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting'), 0);
       for (const c of clients) c.destroy();
     } finally {
-      await silent.close();
+      silent.close();
     }
   });
 

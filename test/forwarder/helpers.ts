@@ -277,5 +277,5 @@ export async function startOver(
   const dir = await mkdtemp(join(tmpdir(), 'fwd-ingress-ca-'));
   const caFile = join(dir, 'ca.pem');
   await writeFile(caFile, env.mock.api.ingressCaPem!);
-  return env.start({ ...extra, ingress: { tls: true, caFile } });
+  return env.start({ ...extra, ingress: { ...extra.ingress, tls: true, caFile } });
 }

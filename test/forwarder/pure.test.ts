@@ -129,10 +129,30 @@ describe('ingress address (config or install record only)', () => {
 
   it('the config wins; else the install record; else none, with the reason', () => {
     const rec = record({ 'ingress-address': 'ingress.example:443', 'operator-id': 'k8sop_1' });
-    expect(resolveIngressAddress('127.0.0.1:9', rec, IDENTITY, { plainTcp: false })).toEqual({
+    // The config pins the ingress: a record naming another destination is refused, not followed.
+    expect(resolveIngressAddress('127.0.0.1:9', rec, IDENTITY, { plainTcp: false })).toMatchObject({
       address: '127.0.0.1:9',
       source: 'config',
+      refused: 'ingress.example:443',
     });
+    expect(resolveIngressAddress('INGRESS.example:443', rec, IDENTITY, { plainTcp: false })).toEqual({
+      address: 'INGRESS.example:443',
+      source: 'config',
+    });
+    // Pinned by the first record's host: another host is refused, another port on it followed.
+    const pin = { learnedHost: 'ingress.example' };
+    expect(
+      resolveIngressAddress(undefined, record({ 'ingress-address': 'evil.example:443' }), IDENTITY, {
+        plainTcp: false,
+        pin,
+      }),
+    ).toMatchObject({ address: undefined, refused: 'evil.example:443' });
+    expect(
+      resolveIngressAddress(undefined, record({ 'ingress-address': 'ingress.example:8443' }), IDENTITY, {
+        plainTcp: false,
+        pin,
+      }),
+    ).toMatchObject({ address: 'ingress.example:8443', source: 'install-record' });
     expect(resolveIngressAddress(undefined, rec, IDENTITY, { plainTcp: false })).toEqual({
       address: 'ingress.example:443',
       source: 'install-record',
@@ -239,7 +259,9 @@ describe('ForwarderConfig', () => {
         maxConnections: 10_000,
         maxConnectionsPerPort: 2_000,
         maxSilentDialsPerPort: 32,
-        maxConcurrentDials: 64,
+        maxConcurrentDials: 1024,
+        maxIngressConnectionsPerPort: 512,
+        maxIngressConnectionsPerSource: 512,
         maxDialAttempts: 6,
         acceptBacklog: 4096,
         dialTimeoutMs: 5_000,

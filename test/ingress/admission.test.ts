@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Admission } from '../../src/mock/ingress/admission.js';
 
-const limits = { maxPending: 4, maxPendingPerSource: 2, maxEstablished: 2 };
+const limits = { maxPending: 4, maxPendingPerSource: 2, maxEstablished: 2, maxEstablishedPerKey: 2 };
+const URL_A = 'acme tcp://a.x:1';
 
 function admitted(a: Admission, source: string): number {
   const r = a.admit(source);
@@ -27,13 +28,13 @@ describe('ingress admission', () => {
     const s1 = admitted(a, 'forwarder');
     const s2 = admitted(a, 'forwarder');
     const s3 = admitted(a, 'forwarder');
-    expect(a.promote(s1)).toBe('ok');
-    expect(a.promote(s2)).toBe('ok');
-    expect(a.promote(s3)).toBe('full');
+    expect(a.promote(s1, URL_A)).toBe('ok');
+    expect(a.promote(s2, URL_A)).toBe('ok');
+    expect(a.promote(s3, URL_A)).toBe('full');
     expect(a.establishedCount).toBe(2);
     a.release(s1);
     const s4 = admitted(a, 'forwarder');
-    expect(a.promote(s4)).toBe('ok');
+    expect(a.promote(s4, URL_A)).toBe('ok');
   });
 
   it('when full, evicts the oldest pending connection of the source holding the most', () => {
@@ -48,8 +49,8 @@ describe('ingress admission', () => {
     expect(a.pendingCount).toBe(4);
     // Now x 1, y 2, forwarder 1: y's oldest goes, never the forwarder's.
     expect(a.admit('x')).toMatchObject({ ok: true, evicted: y1 });
-    expect(a.promote(x1)).toBe('gone');
-    expect(a.promote(f1)).toBe('ok');
+    expect(a.promote(x1, URL_A)).toBe('gone');
+    expect(a.promote(f1, URL_A)).toBe('ok');
   });
 
   it('breaks ties by age and keeps release idempotent', () => {
@@ -65,10 +66,22 @@ describe('ingress admission', () => {
     expect(a.pendingCount).toBe(4);
   });
 
+  it('keeps each endpoint URL within its share, so the rest stays free for the others', () => {
+    const a = new Admission({ ...limits, maxPending: 10, maxPendingPerSource: 10, maxEstablished: 4 });
+    const [a1, a2, a3, b1] = [1, 2, 3, 4].map(() => admitted(a, 'forwarder'));
+    expect(a.promote(a1!, URL_A)).toBe('ok');
+    expect(a.promote(a2!, URL_A)).toBe('ok');
+    // A third for the same URL is over its share (2 of 4) although two slots are free.
+    expect(a.promote(a3!, URL_A)).toBe('share');
+    expect(a.promote(b1!, 'acme tcp://b.x:1')).toBe('ok');
+    a.release(a1!);
+    expect(a.promote(admitted(a, 'forwarder'), URL_A)).toBe('ok');
+  });
+
   it('frees an established slot on release', () => {
     const a = new Admission(limits);
     const t = admitted(a, 'f');
-    expect(a.promote(t)).toBe('ok');
+    expect(a.promote(t, URL_A)).toBe('ok');
     expect(a.pendingCount).toBe(0);
     a.release(t);
     expect(a.establishedCount).toBe(0);

@@ -178,6 +178,7 @@ describe('binding ingress advertise address', () => {
 describe('binding ingress against silent sockets (plain)', () => {
   const limits = {
     max_connections: 4,
+    max_connections_per_url: 4,
     max_handshakes: 6,
     max_handshakes_per_source: 3,
     preface_timeout_ms: 60_000,

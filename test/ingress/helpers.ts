@@ -126,9 +126,9 @@ export async function rawExchange(
 }
 
 /** Polls `check` every 20 ms until it returns true, at most `timeoutMs`. */
-export async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -136,10 +136,11 @@ export async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<v
 
 /**
  * A loopback upstream that never accepts: a child process listens with a backlog of 1 and then
- * blocks its event loop, and two connections fill the accept queue, so the kernel drops further
- * SYNs and a new connection neither succeeds nor fails until the caller's timeout.
+ * blocks its event loop (asleep, not spinning: no CPU taken from the test), and two connections
+ * fill the accept queue, so the kernel drops further SYNs and a new connection neither succeeds
+ * nor fails until the caller's timeout.
  */
-export async function startUnresponsiveUpstream(): Promise<{ port: number; close(): void }> {
+export async function startUnresponsiveUpstream(blockMs = 20_000): Promise<{ port: number; close(): void }> {
   const child = spawn(
     process.execPath,
     [
@@ -147,7 +148,7 @@ export async function startUnresponsiveUpstream(): Promise<{ port: number; close
       `const s = require('node:net').createServer();
        s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
          process.stdout.write(s.address().port + '\\n');
-         const end = Date.now() + 20000; while (Date.now() < end) {} process.exit(0);
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${blockMs}); process.exit(0);
        });`,
     ],
     { stdio: ['ignore', 'pipe', 'ignore'] },

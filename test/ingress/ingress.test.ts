@@ -294,7 +294,13 @@ describe('binding ingress limits and timeouts', () => {
     t = await startTestMock({
       config: {
         ...twoAccounts,
-        ingress: { preface_timeout_ms: 100, max_connections: 2, idle_timeout_ms: 300, dial_timeout_ms: 200 },
+        ingress: {
+          preface_timeout_ms: 100,
+          max_connections: 2,
+          max_connections_per_url: 2,
+          idle_timeout_ms: 300,
+          dial_timeout_ms: 200,
+        },
       },
       ingress: {},
     });

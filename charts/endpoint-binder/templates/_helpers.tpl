@@ -290,3 +290,22 @@ quotes, commas or newlines they hold.
     fieldRef:
       fieldPath: metadata.name
 {{- end }}
+
+{{/*
+The forwarder's resources; without a memory limit of its own, one that follows the connection cap
+and the transport: 128 MiB plus, per connection of limits.maxConnections (default 10000), 40 KiB
+over TLS or 8 KiB over plain TCP (BENCHMARKS.md: an idle TLS connection costs the forwarder about
+36 KiB, a plain one about a fifth of that).
+*/}}
+{{- define "endpoint-binder.forwarderResources" -}}
+{{- $r := deepCopy (.Values.forwarder.resources | default dict) -}}
+{{- $limits := $r.limits | default dict -}}
+{{- if not $limits.memory -}}
+{{- $conns := int (.Values.forwarder.limits.maxConnections | default 10000) -}}
+{{- $perConnKiB := ternary 40 8 (.Values.bindings.ingress.tls | default false) -}}
+{{- $mi := add 128 (div (add (mul $conns $perConnKiB) 1023) 1024) -}}
+{{- $_ := set $limits "memory" (printf "%dMi" (int $mi)) -}}
+{{- $_ := set $r "limits" $limits -}}
+{{- end -}}
+{{- toYaml $r -}}
+{{- end }}

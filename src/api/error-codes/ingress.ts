@@ -46,6 +46,11 @@ export const ingressCodes = {
     status: 429,
     title: 'Too many connections from this source address are in their handshake or preface.',
   },
+  ERR_744: {
+    status: 503,
+    title:
+      "The endpoint URL holds its share of the ingress's connections (max_connections_per_url); retry later.",
+  },
   ERR_750: { status: 500, title: 'Internal ingress error.' },
   ERR_790: { status: 502, title: 'Dialer: the ingress closed the connection before replying.' },
   ERR_791: { status: 504, title: 'Dialer: no ingress reply within the timeout.' },
@@ -55,6 +60,14 @@ export const ingressCodes = {
   ERR_795: {
     status: 495,
     title: "Dialer: the ingress's TLS certificate was refused (untrusted, expired or another name).",
+  },
+  ERR_797: {
+    status: 502,
+    title: 'Dialer: the ingress did not select HTTP/2 (ALPN h2) for protocol v2; speak v1 to it.',
+  },
+  ERR_796: {
+    status: 502,
+    title: 'Dialer: TLS and plain TCP mismatch: the ingress does not speak what ingress.tls says.',
   },
 } as const satisfies ErrorCatalogue;
 

@@ -56,6 +56,11 @@ export interface ConnectThroughIngressOptions {
   signal?: CancelSignal;
   /** Bound on connect + TLS handshake + reply, in ms. Default 10 000. */
   timeoutMs?: number;
+  /**
+   * Called once the transport is up (TCP, and TLS when used) and the preface is written: the
+   * handshake is over and what remains is the ingress's answer (its upstream connect included).
+   */
+  onTransportUp?: () => void;
 }
 
 export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
@@ -68,6 +73,14 @@ const CERTIFICATE_ERROR = /CERT|SIGNATURE|ISSUER|INVALID_CA|ALTNAME|HOSTNAME|SEL
 
 export function isCertificateError(code: string | undefined): boolean {
   return code !== undefined && CERTIFICATE_ERROR.test(code);
+}
+
+/** OpenSSL's names for a server that answered the ClientHello with something that is not TLS. */
+const NOT_TLS_ERROR =
+  /WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|UNKNOWN_PROTOCOL|HTTP_REQUEST|RECORD_LAYER_FAILURE/;
+
+function isNotTlsError(code: string | undefined): boolean {
+  return code !== undefined && NOT_TLS_ERROR.test(code);
 }
 
 type Phase = 'connect' | 'handshake' | 'reply';
@@ -161,6 +174,7 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
           ...(opts.source ? { source: opts.source } : {}),
         }),
       );
+      opts.onTransportUp?.();
     };
     const onData = (chunk: Buffer) => {
       const r = reader.push(chunk);
@@ -186,6 +200,13 @@ export function connectThroughIngress(opts: ConnectThroughIngressOptions): Promi
       }
       if (phase === 'connect')
         return fail('ERR_793', `cannot connect to the ingress at ${opts.address}: ${reason}`);
+      if (phase === 'handshake' && isNotTlsError(err.code)) {
+        if (sessionKey) tls?.sessions?.delete(sessionKey);
+        return fail(
+          'ERR_796',
+          `the ingress at ${opts.address} does not speak TLS (${reason}); set ingress.tls to false for a plain loopback ingress, or point ingress.address at its TLS port`,
+        );
+      }
       if (phase === 'handshake') {
         if (sessionKey) tls?.sessions?.delete(sessionKey);
         return fail('ERR_790', `the ingress closed the connection during the TLS handshake (${reason})`);

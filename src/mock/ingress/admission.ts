@@ -13,6 +13,8 @@ export interface AdmissionLimits {
   maxPendingPerSource: number;
   /** Established connections (`max_connections`). */
   maxEstablished: number;
+  /** Established connections of one key, an account's endpoint URL (`max_connections_per_url`). */
+  maxEstablishedPerKey: number;
 }
 
 export type AdmitResult =
@@ -21,8 +23,8 @@ export type AdmitResult =
   /** The source already holds `maxPendingPerSource` pending connections. */
   | { ok: false };
 
-/** `gone`: the ticket was evicted (or released) before it authenticated. */
-export type PromoteResult = 'ok' | 'full' | 'gone';
+/** `gone`: the ticket was evicted (or released) before it authenticated; `share`: its key holds its share. */
+export type PromoteResult = 'ok' | 'full' | 'share' | 'gone';
 
 export class Admission {
   private nextTicket = 1;
@@ -30,7 +32,9 @@ export class Admission {
   private readonly pending = new Map<number, string>();
   /** Pending tickets per source, oldest first (a Set keeps insertion order). */
   private readonly bySource = new Map<string, Set<number>>();
-  private readonly established = new Set<number>();
+  /** Established tickets and their key. */
+  private readonly established = new Map<number, string>();
+  private readonly perKey = new Map<string, number>();
 
   constructor(private readonly limits: AdmissionLimits) {}
 
@@ -55,18 +59,31 @@ export class Admission {
     return evicted === undefined ? { ok: true, ticket } : { ok: true, ticket, evicted };
   }
 
-  /** Moves an authenticated connection from pending to established. */
-  promote(ticket: number): PromoteResult {
+  /**
+   * Moves an authenticated connection from pending to established under `key` (its account's
+   * endpoint URL). A key past its share is refused even while other slots are free: they are
+   * kept for the other endpoints.
+   */
+  promote(ticket: number, key: string): PromoteResult {
     if (!this.pending.has(ticket)) return 'gone';
     this.release(ticket);
     if (this.established.size >= this.limits.maxEstablished) return 'full';
-    this.established.add(ticket);
+    const held = this.perKey.get(key) ?? 0;
+    if (held >= this.limits.maxEstablishedPerKey) return 'share';
+    this.established.set(ticket, key);
+    this.perKey.set(key, held + 1);
     return 'ok';
   }
 
   /** Frees the ticket's slot, whatever phase it is in. Idempotent. */
   release(ticket: number): void {
-    this.established.delete(ticket);
+    const key = this.established.get(ticket);
+    if (key !== undefined) {
+      this.established.delete(ticket);
+      const n = (this.perKey.get(key) ?? 1) - 1;
+      if (n > 0) this.perKey.set(key, n);
+      else this.perKey.delete(key);
+    }
     const source = this.pending.get(ticket);
     if (source === undefined) return;
     this.pending.delete(ticket);

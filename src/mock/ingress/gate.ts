@@ -45,6 +45,7 @@ export class Gate {
       maxPending: config.max_handshakes,
       maxPendingPerSource: config.max_handshakes_per_source,
       maxEstablished: config.max_connections,
+      maxEstablishedPerKey: config.max_connections_per_url,
     });
   }
 
@@ -76,7 +77,8 @@ export class Gate {
     const evict = new AbortController();
     const slot: ConnectionSlot = {
       evicted: evict.signal,
-      promote: () => this.admission.promote(ticket),
+      promote: (key) => this.admission.promote(ticket, key),
+      settle: () => this.admission.release(ticket),
     };
     const entry: Entry = { ticket, raw, evict, slot };
     const key = peerKey(raw.remoteAddress, raw.remotePort);
@@ -98,6 +100,25 @@ export class Gate {
   /** The TCP socket under a TLS session (to reset it: a TLS socket cannot send an RST itself). */
   rawOf(session: Socket): Socket | undefined {
     return this.byPeer.get(peerKey(session.remoteAddress, session.remotePort))?.raw;
+  }
+
+  /**
+   * A slot for one v2 stream of `source` for `key` (account and URL): the same budgets as a v1
+   * connection (max_connections, max_connections_per_url), without a handshake phase of its own.
+   */
+  streamSlot(
+    source: string,
+    key: string,
+  ): { ok: true; release: () => void } | { ok: false; code: 'ERR_740' | 'ERR_744' } {
+    const admitted = this.admission.admit(`stream ${source}`);
+    if (!admitted.ok) return { ok: false, code: 'ERR_740' };
+    if (admitted.evicted !== undefined) this.evict(admitted.evicted);
+    const promoted = this.admission.promote(admitted.ticket, key);
+    if (promoted !== 'ok') {
+      this.admission.release(admitted.ticket);
+      return { ok: false, code: promoted === 'share' ? 'ERR_744' : 'ERR_740' };
+    }
+    return { ok: true, release: () => this.admission.release(admitted.ticket) };
   }
 
   get pending(): number {

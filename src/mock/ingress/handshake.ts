@@ -8,6 +8,7 @@ import {
   type IngressPreface,
 } from '../../api/ingress/protocol.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
+import { H2_PREFACE } from '../../api/ingress/v2-protocol.js';
 
 export const EVICTED_MSG = 'evicted: too many connections are waiting for their handshake or preface; retry';
 
@@ -16,7 +17,9 @@ export type PrefaceOutcome =
   | { kind: 'preface'; preface: IngressPreface; rest: Buffer }
   | { kind: 'error'; code: IngressErrorCode; msg: string }
   /** The client went away before finishing the line; there is nobody to answer. */
-  | { kind: 'closed' };
+  | { kind: 'closed' }
+  /** The client speaks HTTP/2 with prior knowledge (h2c, v2): `head` are the bytes read so far. */
+  | { kind: 'h2c'; head: Buffer };
 
 /**
  * Reads the preface. Resolves exactly once; on every outcome the socket is paused with no
@@ -43,7 +46,25 @@ export function readPreface(
       socket.pause();
       resolve(outcome);
     };
+    let first = true;
     const onData = (chunk: Buffer) => {
+      // A TLS ClientHello (a handshake record: 0x16, version 3.x) on the plain port: a client
+      // configured for TLS. Said at once, not after the preface timeout.
+      if (first && chunk.length >= 2 && chunk[0] === 0x16 && chunk[1] === 0x03) {
+        finish({
+          kind: 'error',
+          code: 'ERR_700',
+          msg: 'this is a TLS ClientHello, and this ingress listens without TLS (plain TCP)',
+        });
+        return;
+      }
+      first = false;
+      // "PRI * HTTP/2.0": a v2 client on the plain port. Its preface can arrive split; its first
+      // 3 bytes ("PRI") already tell it apart from a JSON line.
+      if (chunk.length >= 3 && chunk.subarray(0, 3).equals(H2_PREFACE.subarray(0, 3))) {
+        finish({ kind: 'h2c', head: chunk });
+        return;
+      }
       const r = reader.push(chunk);
       if (r.kind === 'more') return;
       if (r.kind === 'too_long') {

@@ -13,6 +13,8 @@ import type { OwnListener } from './own-addresses.js';
 import type { Piping } from './pipe.js';
 import { IngressConfigError, loadTlsMaterial } from './tls-material.js';
 import { dialUpstream, PoolSelector } from './upstream.js';
+import { createH2Ingress } from './h2.js';
+import { ALPN_H2 } from '../../api/ingress/v2-protocol.js';
 
 export interface IngressOptions {
   /** Default: config `ingress.host`, else 127.0.0.1. Plain TCP is only allowed on a loopback host. */
@@ -32,6 +34,8 @@ export interface IngressServer {
   advertiseAddress: string;
   /** With the development certificate: its PEM, which clients trust as their CA. */
   caPem?: string;
+  /** Sends GOAWAY on every v2 session: they take no new streams, open streams finish. */
+  goaway(): void;
   /** Stops listening and closes every connection, client and upstream sockets alike. */
   stop(): Promise<void>;
 }
@@ -77,18 +81,33 @@ export async function startIngress(
     },
     dial: (target) => dialUpstream(target, config.dial_timeout_ms, { ownListeners, outbound }),
   };
+  const h2 = createH2Ingress(ctx, gate, {
+    maxConcurrentStreams: config.h2_max_concurrent_streams,
+    windowBytes: config.h2_window_bytes,
+  });
+  ctx.h2 = (socket) => h2.server.emit('connection', socket);
   const serve = (socket: Socket, slot: ConnectionSlot) => void serveConnection(socket, ctx, slot);
 
   let server: Server;
   if (tls) {
     server = createTlsServer(
-      { key: tls.key, cert: tls.cert, allowHalfOpen: true, handshakeTimeout: config.preface_timeout_ms },
+      {
+        key: tls.key,
+        cert: tls.cert,
+        allowHalfOpen: true,
+        handshakeTimeout: config.preface_timeout_ms,
+        // v2 when the client offers h2; a client without ALPN is spoken to in v1.
+        ALPNProtocols: [ALPN_H2],
+      },
       (s: TLSSocket) => {
         const slot = gate.slotOf(s);
         const raw = gate.rawOf(s);
         if (raw) linkRawSocket(s, raw);
-        if (slot) serve(s, slot);
-        else s.destroy();
+        if (!slot) s.destroy();
+        else if (s.alpnProtocol === ALPN_H2) {
+          slot.settle();
+          h2.server.emit('connection', s);
+        } else serve(s, slot);
       },
     );
     server.on('tlsClientError', (err: NodeJS.ErrnoException, s: TLSSocket) => {
@@ -140,12 +159,14 @@ export async function startIngress(
     address: bound.address,
     advertiseAddress,
     ...(tls?.caPem ? { caPem: tls.caPem } : {}),
+    goaway: () => h2.goaway(),
     stop() {
       stopping ??= (async () => {
         shuttingDown = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Cut streams are aborts: every side gets a reset, never a FIN it could read as a clean end.
         for (const p of pipes) p.abort();
+        h2.destroy();
         for (const s of upstreams) resetSocket(s);
         for (const s of rawSockets) resetSocket(s);
         await closed;

@@ -1,0 +1,130 @@
+/**
+ * A TCP proxy on loopback that adds a round trip time, for tests and benchmarks of the data path
+ * across regions. It models the wire, not just the bytes: a client's first bytes reach the target
+ * one and a half round trips after its connect (the SYN, SYN-ACK, then the data), every later
+ * chunk half a round trip after it was sent, and every chunk back half a round trip after the
+ * target sent it. A FIN travels like data (in order); a reset on either side resets the other
+ * at once (an abort stays an abort). No bandwidth limit.
+ */
+import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
+
+export interface DelayProxy {
+  port: number;
+  /** `127.0.0.1:<port>` */
+  address: string;
+  /** Connections accepted so far. */
+  accepted(): number;
+  close(): Promise<void>;
+}
+
+type Item = { at: number; chunk: Buffer } | { at: number; end: true };
+
+/** Delivers items in order, each no earlier than its time: one timer per direction. */
+class DelayedLane {
+  private readonly items: Item[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly out: Socket) {}
+
+  push(item: Item): void {
+    this.items.push(item);
+    if (!this.timer) this.arm();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.items.length = 0;
+  }
+
+  private arm(): void {
+    const head = this.items[0];
+    if (!head) {
+      this.timer = undefined;
+      return;
+    }
+    this.timer = setTimeout(() => this.flush(), Math.max(0, head.at - Date.now()));
+  }
+
+  private flush(): void {
+    const now = Date.now();
+    while (this.items.length > 0 && this.items[0]!.at <= now) {
+      const item = this.items.shift()!;
+      if (this.out.destroyed) continue;
+      if ('chunk' in item) this.out.write(item.chunk);
+      else this.out.end();
+    }
+    this.arm();
+  }
+}
+
+export async function startDelayProxy(
+  target: { host: string; port: number },
+  rttMs: number,
+): Promise<DelayProxy> {
+  const oneWay = rttMs / 2;
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server: Server = createServer({ allowHalfOpen: true }, (client) => {
+    accepted++;
+    const start = Date.now();
+    // The target accepts when the client's ACK arrives (one and a half round trips after the
+    // SYN), with the client's first bytes right behind it: not at once, which would lengthen the
+    // target's view of the handshake by a round trip.
+    const upstream = new Socket({ allowHalfOpen: true });
+    const firstDataAt = start + rttMs + oneWay;
+    const connectTimer = setTimeout(
+      () => upstream.connect(target),
+      Math.max(0, firstDataAt - Date.now() - 1),
+    );
+    upstream.once('close', () => clearTimeout(connectTimer));
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    }
+    const toTarget = new DelayedLane(upstream);
+    const toClient = new DelayedLane(client);
+    client.on('data', (chunk: Buffer) =>
+      toTarget.push({ at: Math.max(Date.now() + oneWay, firstDataAt), chunk }),
+    );
+    client.on('end', () => toTarget.push({ at: Math.max(Date.now() + oneWay, firstDataAt), end: true }));
+    upstream.on('data', (chunk: Buffer) => toClient.push({ at: Date.now() + oneWay, chunk }));
+    upstream.on('end', () => toClient.push({ at: Date.now() + oneWay, end: true }));
+    const abort = () => {
+      toTarget.stop();
+      toClient.stop();
+      clearTimeout(connectTimer);
+      for (const s of [client, upstream]) {
+        if (s.destroyed) continue;
+        try {
+          s.resetAndDestroy();
+        } catch {
+          s.destroy(); // not connected yet: nothing to reset
+        }
+      }
+    };
+    client.on('error', abort);
+    upstream.on('error', abort);
+    let closed = 0;
+    const onClose = () => {
+      if (++closed === 2) {
+        toTarget.stop();
+        toClient.stop();
+      }
+    };
+    client.once('close', onClose);
+    upstream.once('close', onClose);
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    address: `127.0.0.1:${port}`,
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,310 @@
+/**
+ * The client side of binding ingress protocol v2: a small pool of long-lived HTTP/2 sessions to
+ * the ingress (TLS with ALPN `h2`, or `h2c` with prior knowledge on loopback), each forwarded
+ * connection one CONNECT stream on them. A session that got GOAWAY or failed takes no new
+ * streams; a stream refused for lack of concurrency (REFUSED_STREAM) is retried on another
+ * session; the server's MAX_CONCURRENT_STREAMS is honoured when picking a session.
+ */
+import {
+  connect as h2connect,
+  constants,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+} from 'node:http2';
+import { isIP } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { parseHostPort } from '../../net/host-port.js';
+import type { CancelSignal } from './cancel.js';
+import { IngressError, isCertificateError, type IngressTlsOptions } from './dialer.js';
+import { parseReply, type IngressSource } from './protocol.js';
+import { ALPN_H2, V2_HEADERS } from './v2-protocol.js';
+
+export interface IngressV2Options {
+  /** `host:port` of the ingress. */
+  address: string;
+  /** TLS (ALPN h2); without it h2c, for a loopback ingress only. */
+  tls?: IngressTlsOptions;
+  /** Sessions kept at most; default 2. */
+  maxSessions?: number;
+  /** Flow-control window per stream, bytes; the session's is four times it. Default 1 MiB. */
+  windowBytes?: number;
+}
+
+export interface OpenStreamOptions {
+  authtoken: string;
+  url: string;
+  source?: IngressSource;
+  timeoutMs: number;
+  signal?: CancelSignal;
+}
+
+/** Thrown when the ingress did not select h2 by ALPN: speak v1 to it. */
+export const NO_H2 = 'ERR_797';
+
+interface Pooled {
+  session: ClientHttp2Session;
+  active: number;
+  usable: boolean;
+  /** Streams it took when it last refused one; lifted when one of its streams closes. */
+  limit?: number;
+}
+
+/** How many times a stream refused for lack of concurrency is tried on another session. */
+const REFUSED_RETRIES = 3;
+
+export class IngressV2Pool {
+  private readonly sessions: Pooled[] = [];
+  private readonly connecting = new Set<Promise<Pooled>>();
+  private readonly target: { host: string; port: number };
+  private closed = false;
+
+  constructor(private readonly opts: IngressV2Options) {
+    this.target = parseHostPort(opts.address);
+  }
+
+  /** Sessions open now (for tests and metrics). */
+  get sessionCount(): number {
+    return this.sessions.filter((p) => p.usable).length;
+  }
+
+  /** Opens one CONNECT stream; resolves once the ingress answered 200 (the stream is then a byte stream). */
+  async open(o: OpenStreamOptions): Promise<ClientHttp2Stream> {
+    for (let attempt = 0; ; attempt++) {
+      const pooled = await this.pick(o.timeoutMs);
+      try {
+        return await this.request(pooled, o);
+      } catch (err) {
+        const refused = err instanceof RefusedStream;
+        if (refused && attempt < REFUSED_RETRIES) {
+          // The session is full for now (fewer streams than it announced): pick or open another.
+          pooled.limit = pooled.active;
+          continue;
+        }
+        if (refused)
+          throw new IngressError('ERR_740', 'every v2 session refused the stream (REFUSED_STREAM)');
+        throw err;
+      }
+    }
+  }
+
+  /** Closes every session (GOAWAY; open streams finish). */
+  close(): void {
+    this.closed = true;
+    for (const p of this.sessions) p.session.close();
+  }
+
+  /** Destroys every session now (open streams are reset). */
+  destroy(): void {
+    this.closed = true;
+    for (const p of this.sessions) p.session.destroy();
+  }
+
+  private async pick(timeoutMs: number): Promise<Pooled> {
+    const max = this.opts.maxSessions ?? 2;
+    for (;;) {
+      const live = this.sessions.filter((p) => p.usable && !p.session.closed && !p.session.destroyed);
+      const room = live.filter((p) => p.active < this.capacity(p)).sort((a, b) => a.active - b.active);
+      // Spread streams: an idle session with room, else a new session while the pool allows, else
+      // the least busy one with room; sessions being opened count against the pool.
+      if (room[0]?.active === 0) return room[0];
+      if (live.length + this.connecting.size < max) {
+        const p = this.connect(timeoutMs);
+        this.connecting.add(p);
+        const forget = () => this.connecting.delete(p);
+        p.then(forget, forget);
+        return p;
+      }
+      if (room.length > 0) return room[0]!;
+      // Every session is full: wait for one being opened, or open one more beyond the pool.
+      const pending = [...this.connecting][0];
+      if (!pending) return this.connect(timeoutMs);
+      await pending.catch(() => undefined);
+    }
+  }
+
+  /** Streams a session takes now: the server's MAX_CONCURRENT_STREAMS, lowered after a refusal. */
+  private capacity(p: Pooled): number {
+    return Math.min(
+      p.session.remoteSettings.maxConcurrentStreams ?? Number.MAX_SAFE_INTEGER,
+      p.limit ?? Infinity,
+    );
+  }
+  private connect(timeoutMs: number): Promise<Pooled> {
+    if (this.closed) return Promise.reject(new IngressError('ERR_794', 'the v2 pool is closed'));
+    const { host, port } = this.target;
+    const tls = this.opts.tls;
+    const window = this.opts.windowBytes ?? 1024 * 1024;
+    return new Promise<Pooled>((resolve, reject) => {
+      const authority = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      const servername = tls ? (tls.servername ?? (isIP(host) ? undefined : host)) : undefined;
+      const session = h2connect(authority, {
+        settings: { initialWindowSize: window },
+        ...(tls
+          ? {
+              createConnection: () => {
+                const o: ConnectionOptions = {
+                  host,
+                  port,
+                  ALPNProtocols: [ALPN_H2],
+                  ...(tls.secureContext
+                    ? { secureContext: tls.secureContext }
+                    : tls.ca
+                      ? { ca: tls.ca }
+                      : {}),
+                  ...(servername ? { servername } : {}),
+                  rejectUnauthorized: tls.rejectUnauthorized ?? true,
+                };
+                return tlsConnect(o);
+              },
+            }
+          : {}),
+      });
+      const pooled: Pooled = { session, active: 0, usable: true };
+      const timer = setTimeout(
+        () =>
+          fail(
+            new IngressError(
+              'ERR_791',
+              `no HTTP/2 session with the ingress at ${this.opts.address} within ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      );
+      let settled = false;
+      const fail = (e: IngressError) => {
+        pooled.usable = false;
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        session.destroy();
+        reject(e);
+      };
+      session.on('error', (err: NodeJS.ErrnoException) => {
+        const reason = err.code ?? err.message;
+        if (isCertificateError(err.code))
+          fail(
+            new IngressError(
+              'ERR_795',
+              `the ingress certificate at ${this.opts.address} was refused: ${reason}`,
+            ),
+          );
+        else
+          fail(
+            new IngressError(
+              'ERR_793',
+              `cannot open an HTTP/2 session with the ingress at ${this.opts.address}: ${reason}`,
+            ),
+          );
+      });
+      session.on('goaway', () => (pooled.usable = false));
+      session.on('close', () => {
+        pooled.usable = false;
+        const i = this.sessions.indexOf(pooled);
+        if (i >= 0) this.sessions.splice(i, 1);
+        fail(new IngressError('ERR_790', `the ingress at ${this.opts.address} closed the HTTP/2 session`));
+      });
+      session.once('connect', (_s, socket) => {
+        if (tls && (socket as { alpnProtocol?: string | false }).alpnProtocol !== ALPN_H2) {
+          fail(
+            new IngressError(NO_H2, `the ingress at ${this.opts.address} did not select h2 (ALPN): speak v1`),
+          );
+          return;
+        }
+        session.setLocalWindowSize(window * 4);
+        settled = true;
+        clearTimeout(timer);
+        this.sessions.push(pooled);
+        resolve(pooled);
+      });
+    });
+  }
+
+  private request(pooled: Pooled, o: OpenStreamOptions): Promise<ClientHttp2Stream> {
+    const { host, port } = parseHostPort(authorityOf(o.url));
+    return new Promise<ClientHttp2Stream>((resolve, reject) => {
+      let stream: ClientHttp2Stream;
+      try {
+        stream = pooled.session.request(
+          {
+            ':method': 'CONNECT',
+            ':authority': `${host}:${port}`,
+            authorization: `Bearer ${o.authtoken}`,
+            [V2_HEADERS.url]: o.url,
+            ...(o.source?.ip ? { [V2_HEADERS.sourceIp]: o.source.ip } : {}),
+          },
+          { endStream: false },
+        );
+      } catch (err) {
+        reject(new RefusedStream(String(err)));
+        return;
+      }
+      pooled.active++;
+      stream.once('close', () => {
+        pooled.active--;
+        pooled.limit = undefined;
+      });
+      stream.on('error', () => undefined);
+      let settled = false;
+      const done = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        o.signal?.removeEventListener('abort', onAbort);
+        if (err) {
+          if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+          reject(err);
+        } else resolve(stream);
+      };
+      const onAbort = () => done(new IngressError('ERR_794', 'aborted by the caller'));
+      const timer = setTimeout(
+        () => done(new IngressError('ERR_791', `no response from the ingress within ${o.timeoutMs} ms`)),
+        o.timeoutMs,
+      );
+      o.signal?.addEventListener('abort', onAbort, { once: true });
+      stream.once('response', (headers: IncomingHttpHeaders) => {
+        const status = Number(headers[':status']);
+        if (status === 200) return done();
+        readRefusal(stream, headers).then(done, done);
+      });
+      stream.once('close', () => {
+        if (stream.rstCode === constants.NGHTTP2_REFUSED_STREAM) done(new RefusedStream('REFUSED_STREAM'));
+        else
+          done(
+            new IngressError(
+              'ERR_790',
+              `the ingress reset the stream before answering (code ${stream.rstCode})`,
+            ),
+          );
+      });
+    });
+  }
+}
+
+class RefusedStream extends Error {}
+
+/** `name.namespace:port` of an endpoint URL (default ports by scheme). */
+function authorityOf(url: string): string {
+  const m = /^([a-z]+):\/\/([^/:]+)(?::(\d+))?/.exec(url);
+  if (!m) return 'invalid:1';
+  const port = m[3] ?? (m[1] === 'https' ? '443' : '80');
+  return `${m[2]}:${port}`;
+}
+
+/** The error status's body: the v1 refusal JSON (parsed with zod), else the x-binding-error header. */
+async function readRefusal(stream: ClientHttp2Stream, headers: IncomingHttpHeaders): Promise<IngressError> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of stream as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > 4096) break;
+    chunks.push(c);
+  }
+  const parsed = parseReply(Buffer.concat(chunks));
+  if (parsed.ok && !parsed.value.ok) return new IngressError(parsed.value.code, parsed.value.msg);
+  const code = String(headers[V2_HEADERS.error] ?? 'ERR_792');
+  return new IngressError(
+    /^ERR_\d+$/.test(code) ? code : 'ERR_792',
+    `the ingress answered ${String(headers[':status'])}`,
+  );
+}

@@ -1,0 +1,92 @@
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { closedPort, startServer, waitFor } from '../ingress/helpers.js';
+import {
+  connectTo,
+  createService,
+  endpoint,
+  freePort,
+  internalService,
+  startOver,
+  useEnv,
+  type Env,
+} from './helpers.js';
+
+const REQUEST = 'GET / HTTP/1.1\r\nHost: web.x\r\n\r\n';
+
+/** Everything the client reads, and whether its stream ended cleanly (FIN) or with an error. */
+function answer(s: Socket): Promise<{ text: string; ending: string }> {
+  return new Promise((resolve) => {
+    let text = '';
+    let ending = 'closed';
+    s.on('data', (c: Buffer) => (text += c.toString()));
+    // An HTTP client closes once the response ends (Connection: close).
+    s.on('end', () => {
+      ending = 'end';
+      s.end();
+    });
+    s.on('error', (e: NodeJS.ErrnoException) => (ending = e.code ?? e.message));
+    s.on('close', () => resolve({ text, ending }));
+    s.resume();
+  });
+}
+
+async function served(env: Env, url: string, upstream: string, tls: boolean): Promise<number> {
+  await endpoint(env, url, upstream);
+  const port = await freePort();
+  await createService(env.sim, internalService('ep-web', { [port]: url }));
+  const fwd = await startOver(env, tls, { limits: { maxDialAttempts: 2 } });
+  await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+  return port;
+}
+
+/**
+ * Where it goes wrong, say so (#27 item 4): an `http://` endpoint's client whose request fails
+ * before the first response byte gets `502 Bad Gateway` naming the ERR_7xx code and its meaning,
+ * as a complete answer (a clean end). Before, it got a bare reset. A `tcp://` client is still
+ * reset: the forwarder does not speak its protocol.
+ */
+describe.each([false, true])('forwarder 502 for http endpoints (tls %s)', (tls) => {
+  const setup = useEnv({ ingressTls: tls });
+
+  it('answers 502 naming ERR_730 when the upstream refuses', async () => {
+    const env = await setup();
+    const port = await served(env, 'http://web.x', `tcp://127.0.0.1:${await closedPort()}`, tls);
+    const s = await connectTo(port);
+    const got = answer(s);
+    s.write(REQUEST);
+    const { text, ending } = await got;
+    expect(text.split('\r\n')[0]).toBe('HTTP/1.1 502 Bad Gateway');
+    expect(text).toContain('X-Binding-Error: ERR_730');
+    expect(text.endsWith("\r\n\r\nERR_730: The endpoint's upstream refused the connection.\n")).toBe(true);
+    expect(ending).toBe('end');
+  });
+
+  it('answers 502 when the upstream resets before its first byte', async () => {
+    const env = await setup();
+    const resetter = await startServer((s) => s.once('data', () => s.resetAndDestroy()));
+    try {
+      const port = await served(env, 'http://web.x', resetter.upstreamUrl, tls);
+      const s = await connectTo(port);
+      const got = answer(s);
+      s.write(REQUEST);
+      const { text, ending } = await got;
+      expect(text.split('\r\n')[0]).toBe('HTTP/1.1 502 Bad Gateway');
+      expect(text).toContain('failed before the first response byte');
+      expect(ending).toBe('end');
+    } finally {
+      await resetter.close();
+    }
+  });
+
+  it('still resets a tcp:// client (no protocol of its own to answer in)', async () => {
+    const env = await setup();
+    const port = await served(env, 'tcp://raw.x:7700', `tcp://127.0.0.1:${await closedPort()}`, tls);
+    const s = await connectTo(port);
+    const got = answer(s);
+    s.write('hello');
+    const { text, ending } = await got;
+    expect(text).toBe('');
+    expect(ending).toBe('ECONNRESET');
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { Cancellation } from '../../src/api/ingress/cancel.js';
+import { DialGate, INITIAL_WINDOW, type DialTicket } from '../../src/forwarder/dial-gate.js';
+
+const limits = {
+  maxConcurrentDials: 1,
+  maxIngressConnectionsPerPort: 100,
+  maxIngressConnectionsPerSource: 100,
+};
+
+/** Asks for a turn and records the order of grants. */
+function ask(
+  gate: DialGate,
+  port: number,
+  order: string[],
+  label: string,
+  source = 's',
+): Promise<DialTicket> {
+  return gate.acquire(port, source, new Cancellation(), 10_000).then((t) => {
+    if (!t) throw new Error(`${label}: no ticket`);
+    order.push(label);
+    return t;
+  });
+}
+
+describe('DialGate (fair admission)', () => {
+  it('grants turns round-robin over the ports with waiters, not first come first served', async () => {
+    const gate = new DialGate(limits);
+    const order: string[] = [];
+    const first = await ask(gate, 1, order, 'a0');
+    // Each client is done as soon as it is granted, which grants the next.
+    const served = (port: number, label: string) => ask(gate, port, order, label).then((t) => t.release());
+    const waits = [served(1, 'a1'), served(1, 'a2'), served(1, 'a3'), served(2, 'b1'), served(3, 'c1')];
+    first.release();
+    await Promise.all(waits);
+    // a.x had four clients queued before b.x's and c.x's first: they still go second and third.
+    expect(order).toEqual(['a0', 'b1', 'c1', 'a1', 'a2', 'a3']);
+  });
+
+  it("holds a port to its share, and frees the turn at the handshake's end", async () => {
+    const gate = new DialGate({ ...limits, maxConcurrentDials: 10, maxIngressConnectionsPerPort: 2 });
+    const order: string[] = [];
+    const a = [await ask(gate, 1, order, 'a0'), await ask(gate, 1, order, 'a1')];
+    for (const t of a) t.handshakeDone();
+    expect(gate.active).toBe(0);
+    const third = ask(gate, 1, order, 'a2');
+    await ask(gate, 2, order, 'b0');
+    expect(order).toEqual(['a0', 'a1', 'b0']);
+    expect(gate.waiting).toBe(1);
+    a[0]!.release();
+    (await third).release();
+    expect(order).toEqual(['a0', 'a1', 'b0', 'a2']);
+  });
+
+  it('drops a waiter whose client is gone: it is never granted', async () => {
+    const gate = new DialGate(limits);
+    const held = (await gate.acquire(1, 's', new Cancellation(), 1000))!;
+    const gone = new Cancellation();
+    const p = gate.acquire(1, 's', gone, 10_000);
+    gone.abort();
+    expect(await p).toBeUndefined();
+    expect(gate.waiting).toBe(0);
+    held.release();
+    expect(gate.active).toBe(0);
+  });
+
+  it('grows the window while clients wait and cuts it by a quarter, never below the start, on push-back', async () => {
+    const gate = new DialGate({
+      maxConcurrentDials: 1000,
+      maxIngressConnectionsPerPort: 10_000,
+      maxIngressConnectionsPerSource: 10_000,
+    });
+    expect(gate.turns).toBe(INITIAL_WINDOW);
+    const tickets = await Promise.all(
+      Array.from({ length: INITIAL_WINDOW }, () => gate.acquire(1, 's', new Cancellation(), 1000)),
+    );
+    const waiting = Array.from({ length: 200 }, () => gate.acquire(1, 's', new Cancellation(), 1000));
+    for (const t of tickets) t!.handshakeDone();
+    // Each completed handshake with clients waiting adds a turn: the window doubled.
+    expect(gate.turns).toBe(2 * INITIAL_WINDOW);
+    const granted = await Promise.all(waiting.slice(0, 2 * INITIAL_WINDOW));
+    granted[0]!.handshakeDone(false);
+    expect(gate.turns).toBe(Math.floor(2 * INITIAL_WINDOW * 0.75));
+    // A second push-back of the same overshoot does not cut again.
+    granted[1]!.handshakeDone(false);
+    expect(gate.turns).toBe(Math.floor(2 * INITIAL_WINDOW * 0.75));
+    for (const t of [...tickets, ...granted]) t!.release();
+    for (const w of waiting.slice(2 * INITIAL_WINDOW)) (await w)?.release();
+  });
+});
