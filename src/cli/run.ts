@@ -1,7 +1,6 @@
-import type { Command } from './command.js';
+import { parseArgs } from 'node:util';
 import { UsageError, wantsHelp } from './command.js';
-import { commands } from './commands.js';
-import { describeFailure } from './failure.js';
+import { commands, type CommandEntry } from './commands.js';
 import { VERSION } from './version.js';
 
 function overview(): string {
@@ -20,6 +19,30 @@ function overview(): string {
   ].join('\n');
 }
 
+/** `version [-o text|json]` (also `--version`): the build's version, as text or as JSON. */
+function printVersion(argv: string[]): number {
+  let format: string | undefined;
+  try {
+    const { values } = parseArgs({ args: argv, options: { output: { type: 'string', short: 'o' } } });
+    format = values.output ?? 'text';
+  } catch (err) {
+    format = undefined;
+    process.stderr.write(`endpoint-binder version: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  if (format !== 'text' && format !== 'json') {
+    if (format !== undefined)
+      process.stderr.write(`endpoint-binder version: -o must be "text" or "json", not "${format}"\n`);
+    process.stderr.write('Usage: endpoint-binder version [-o text|json]\n');
+    return 2;
+  }
+  process.stdout.write(
+    format === 'json'
+      ? `${JSON.stringify({ version: VERSION, node: process.versions.node })}\n`
+      : `endpoint-binder ${VERSION}\n`,
+  );
+  return 0;
+}
+
 /** Dispatches to a subcommand; returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -27,15 +50,13 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(overview() + '\n');
     return name ? 0 : 2;
   }
-  if (name === '--version' || name === 'version') {
-    process.stdout.write(`endpoint-binder ${VERSION}\n`);
-    return 0;
-  }
-  const command: Command | undefined = commands.find((c) => c.name === name);
-  if (!command) {
+  if (name === '--version' || name === 'version') return printVersion(rest);
+  const entry: CommandEntry | undefined = commands.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(`endpoint-binder: unknown command "${name}"\n\n${overview()}\n`);
     return 2;
   }
+  const command = await entry.load();
   if (wantsHelp(rest)) {
     process.stdout.write(command.usage + '\n');
     return 0;
@@ -49,6 +70,8 @@ export async function runCli(argv: string[]): Promise<number> {
       );
       return 2;
     }
+    // Loaded only on a failure: it pulls in the API and Kubernetes clients' error types.
+    const { describeFailure } = await import('./failure.js');
     const line = describeFailure(err);
     if (line !== undefined) {
       process.stderr.write(`endpoint-binder ${command.name}: ${line}\n`);
