@@ -43,6 +43,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'ConfigMap/eb-endpoint-binder-config-check',
         'ConfigMap/eb-endpoint-binder-controller',
         'ConfigMap/eb-endpoint-binder-forwarder',
+        'ConfigMap/eb-endpoint-binder-uninstall',
         'Deployment/eb-endpoint-binder-controller',
         'Deployment/eb-endpoint-binder-forwarder',
         'Job/eb-endpoint-binder-config-check',
@@ -56,6 +57,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'RoleBinding/eb-endpoint-binder-forwarder',
         'RoleBinding/eb-endpoint-binder-uninstall-lease',
         'Secret/eb-endpoint-binder-credentials',
+        'Secret/eb-endpoint-binder-uninstall',
         'Service/eb-endpoint-binder-controller-metrics',
         'Service/eb-endpoint-binder-forwarder-metrics',
         'ServiceAccount/eb-endpoint-binder-controller',
@@ -238,13 +240,28 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
       ]);
       expect(podSpec(job).restartPolicy).toBe('Never');
       expect(podSpec(job).serviceAccountName).toBe('eb-endpoint-binder-uninstall');
+      // Issue #29: every input of the hook is a hook resource of its own (created just before it),
+      // so `helm uninstall` of a refused install, whose own objects never existed, runs it too.
       expect(podSpec(job).volumes[0]).toEqual({
         name: 'config',
-        configMap: { name: 'eb-endpoint-binder-controller' },
+        configMap: { name: 'eb-endpoint-binder-uninstall' },
       });
-      expect(c.env.find((e: any) => e.name === 'ENDPOINT_BINDER_API_KEY').valueFrom.secretKeyRef.key).toBe(
-        'API_KEY',
-      );
+      expect(c.env.find((e: any) => e.name === 'ENDPOINT_BINDER_API_KEY').valueFrom.secretKeyRef).toEqual({
+        name: 'eb-endpoint-binder-uninstall',
+        key: 'API_KEY',
+      });
+      for (const [kind, name] of [
+        ['ConfigMap', 'eb-endpoint-binder-uninstall'],
+        ['Secret', 'eb-endpoint-binder-uninstall'],
+        ['ServiceAccount', 'eb-endpoint-binder-uninstall'],
+      ] as const) {
+        const hook = find(objs, kind, name).metadata.annotations?.['helm.sh/hook'] ?? '';
+        expect(hook.split(','), `${kind}/${name}`).toContain('pre-delete');
+      }
+      expect(
+        controllerConfig(objs, 'eb-endpoint-binder-uninstall'),
+        'the hook config is the controller config',
+      ).toEqual(controllerConfig(objs, 'eb-endpoint-binder-controller'));
     }
     const off = await render({ ...REQUIRED, uninstall: { hook: { enabled: false } } });
     expect(kinds(off).filter((k) => k.includes('uninstall'))).toEqual([]);

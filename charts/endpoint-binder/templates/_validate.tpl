@@ -24,6 +24,14 @@ Rendered from every template through "endpoint-binder.validate"; each failure na
 {{- $errors = append $errors "credentials.authtoken: is required when bindings.enabled is true, unless credentials.existingSecret is set" }}
 {{- end }}
 {{- end }}
+{{- with .Values.credentials.existingSecret }}
+{{- /* Only when the cluster answers (helm install/upgrade; `helm template` looks nothing up): the
+namespace exists and the Secret does not. Otherwise every pod would wait in
+CreateContainerConfigError and the config check until its deadline. */}}
+{{- if and (lookup "v1" "Namespace" "" $.Release.Namespace) (not (lookup "v1" "Secret" $.Release.Namespace .)) }}
+{{- $errors = append $errors (printf "credentials.existingSecret: no Secret %q in namespace %s; create it first (kubectl -n %s create secret generic %s --from-literal=API_KEY=... --from-literal=AUTHTOKEN=...) or set credentials.apiKey and credentials.authtoken instead" . $.Release.Namespace $.Release.Namespace .) }}
+{{- end }}
+{{- end }}
 {{- range $which := list "api" "bindings.ingress" }}
 {{- $v := ternary $.Values.api $.Values.bindings.ingress (eq $which "api") }}
 {{- if gt (len (compact (list $v.caBundle $v.caConfigMap.name $v.caSecret.name))) 1 }}
