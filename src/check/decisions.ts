@@ -244,10 +244,11 @@ export function controllerPermissions(operatorNamespace: string, leaseName: stri
   ];
 }
 
-function permissionTitle(p: Permission): string {
+/** The line names whose rights it reviewed (the controller's account, never the caller's). */
+function permissionTitle(p: Permission, who: string): string {
   const what = `${p.resource}${p.group ? `.${p.group}` : ''}${p.name ? ` "${p.name}"` : ''}`;
   const where = p.namespace ? `in namespace ${p.namespace}` : 'in every namespace';
-  return `may ${p.verbs.join(', ')} ${what} ${where} (${p.why})`;
+  return `${who} may ${p.verbs.join(', ')} ${what} ${where} (${p.why})`;
 }
 
 export function permissionId(p: Permission): string {
@@ -260,14 +261,14 @@ export function permissionCheck(
   answer: { denied: string[] } | { error: string },
   who: string,
 ): CheckResult {
-  const title = permissionTitle(p);
+  const title = permissionTitle(p, who);
   if ('error' in answer)
     return fail(permissionId(p), title, `SelfSubjectAccessReview failed: ${answer.error}`);
   if (answer.denied.length === 0) return pass(permissionId(p), title);
   return fail(
     permissionId(p),
     title,
-    `${who} may not ${answer.denied.join(', ')} ${p.resource}; restore the chart's RBAC (ClusterRole/Role of the controller)`,
+    `${who} may not ${answer.denied.join(', ')} ${p.resource}; restore the chart's RBAC (its ClusterRole/Role and their bindings to this account: helm upgrade --reuse-values, or kubectl auth can-i --list --as ${who} to see what it holds)`,
   );
 }
 

@@ -14,6 +14,7 @@ import {
   classifyThrown,
   clusterCheck,
   controllerPermissions,
+  type Permission,
   excessRightsCheck,
   forbiddenRights,
   type HeldRight,
@@ -290,25 +291,80 @@ async function endpointUrl(
 }
 
 /**
- * The forbidden rights the controller's service account holds. Run in one of this install's pods
- * (a service account of the operator namespace) it asks about itself; from elsewhere (a laptop's
- * kubeconfig) it asks as the chart's controller account by impersonation, and is skipped when the
- * caller may not impersonate.
+ * Whose rights the rights lines review: the controller's service account. Run in one of this
+ * install's pods (a service account of the operator namespace) check asks about itself; from
+ * elsewhere (a laptop's kubeconfig) it asks as the chart's controller account by impersonation
+ * (`--service-account`, or the one ServiceAccount with the chart's labels). Never the caller's own
+ * rights: an admin may do everything the controller may not.
  */
-async function excessRights(
+type Subject = { who: string; headers?: Record<string, string> } | { skip: string };
+
+async function controllerSubject(
   t: KubeTransport,
   config: ControllerConfig,
   identity: string | undefined,
   timeoutMs: number,
   named: string | undefined,
+): Promise<Subject> {
+  const ns = config.operatorNamespace;
+  if (identity?.startsWith(`system:serviceaccount:${ns}:`)) return { who: identity };
+  const account = named ?? (await controllerAccount(t, config, timeoutMs));
+  if (typeof account !== 'string') return account;
+  const who = `system:serviceaccount:${ns}:${account}`;
+  return { who, headers: { 'Impersonate-User': who } };
+}
+
+/** The skip reason when the caller may not impersonate the controller's account. */
+function cannotImpersonate(who: string): string {
+  return `this identity may not impersonate ${who} (impersonate on serviceaccounts); run check in the controller's pod: kubectl -n <ns> exec deploy/<release>-controller -- endpoint-binder check`;
+}
+
+/** The rights lines: each permission the controller needs, reviewed for its service account. */
+async function permissionLines(
+  t: KubeTransport,
+  perms: readonly Permission[],
+  subject: Subject,
+  timeoutMs: number,
+): Promise<CheckResult[]> {
+  if ('skip' in subject)
+    return perms.map((p) => {
+      const line = permissionCheck(p, { denied: [] }, "the controller's service account");
+      return skipped(line.id, line.title, subject.skip);
+    });
+  const out: CheckResult[] = [];
+  for (const p of perms) {
+    try {
+      const denied: string[] = [];
+      for (const verb of p.verbs) {
+        const attrs: Record<string, string> = { verb, group: p.group, resource: p.resource };
+        if (p.namespace) attrs['namespace'] = p.namespace;
+        if (p.name) attrs['name'] = p.name;
+        if (!(await mayI(t, attrs, timeoutMs, subject.headers))) denied.push(verb);
+      }
+      out.push(permissionCheck(p, { denied }, subject.who));
+    } catch (err) {
+      const line = permissionCheck(p, { error: errorText(err) }, subject.who);
+      out.push(
+        subject.headers && err instanceof KubeApiError && err.code === 403
+          ? skipped(line.id, line.title, cannotImpersonate(subject.who))
+          : line,
+      );
+    }
+  }
+  return out;
+}
+
+/** The forbidden rights the controller's service account holds (asked as `subject`). */
+async function excessRights(
+  t: KubeTransport,
+  config: ControllerConfig,
+  subject: Subject,
+  timeoutMs: number,
 ): Promise<CheckResult> {
   const ns = config.operatorNamespace;
-  const self = identity?.startsWith(`system:serviceaccount:${ns}:`) ?? false;
-  const account = self ? undefined : (named ?? (await controllerAccount(t, config, timeoutMs)));
-  if (!self && typeof account !== 'string')
-    return excessRightsCheck(`the controller's service account in ${ns}`, { skip: account!.skip });
-  const who = self ? identity! : `system:serviceaccount:${ns}:${account as string}`;
-  const headers = self ? undefined : { 'Impersonate-User': who };
+  if ('skip' in subject)
+    return excessRightsCheck(`the controller's service account in ${ns}`, { skip: subject.skip });
+  const { who, headers } = subject;
   const asks: HeldRight[] = forbiddenRights(config.bindings.enabled).flatMap((right) =>
     right.verbs.flatMap((verb) => [
       { verb, right },
@@ -339,10 +395,8 @@ async function excessRights(
       held: held.filter((h) => !h.namespace || !everywhere.has(`${h.verb} ${h.right.resource}`)),
     });
   } catch (err) {
-    if (!self && err instanceof KubeApiError && err.code === 403)
-      return excessRightsCheck(who, {
-        skip: `this identity may not impersonate ${who}; run check in the controller's pod (kubectl exec)`,
-      });
+    if (headers && err instanceof KubeApiError && err.code === 403)
+      return excessRightsCheck(who, { skip: cannotImpersonate(who) });
     return excessRightsCheck(who, { error: errorText(err) });
   }
 }
@@ -412,31 +466,10 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     return results;
   }
 
-  const who = (await whoAmI(t, timeoutMs)) ?? 'this identity';
-  for (const p of perms) {
-    try {
-      const denied: string[] = [];
-      for (const verb of p.verbs) {
-        const attrs: Record<string, string> = { verb, group: p.group, resource: p.resource };
-        if (p.namespace) attrs['namespace'] = p.namespace;
-        if (p.name) attrs['name'] = p.name;
-        if (!(await mayI(t, attrs, timeoutMs))) denied.push(verb);
-      }
-      results.push(permissionCheck(p, { denied }, who));
-    } catch (err) {
-      results.push(permissionCheck(p, { error: errorText(err) }, who));
-    }
-  }
-
-  results.push(
-    await excessRights(
-      t,
-      config,
-      who === 'this identity' ? undefined : who,
-      timeoutMs,
-      opts.controllerServiceAccount,
-    ),
-  );
+  const identity = await whoAmI(t, timeoutMs);
+  const subject = await controllerSubject(t, config, identity, timeoutMs, opts.controllerServiceAccount);
+  results.push(...(await permissionLines(t, perms, subject, timeoutMs)));
+  results.push(await excessRights(t, config, subject, timeoutMs));
 
   const nsAnswer = await kubeGet(t, `/api/v1/namespaces/${ns}`, timeoutMs);
   if (nsAnswer.kind === 'ok') {

@@ -117,6 +117,60 @@ async function controllerServiceAccount(sim: Kubesim, name = 'endpoint-binder-co
   expect(res.status).toBe(201);
 }
 
+/** The chart's controller rules (ClusterRole and leader-election Role), bound to `account`. */
+async function grantChartRights(sim: Kubesim, account = 'endpoint-binder-controller'): Promise<void> {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const ref = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+  const subjects = [{ kind: 'ServiceAccount', name: account, namespace: OPERATOR_NS }];
+  for (const [path, body] of [
+    [
+      `${rbac}/clusterroles`,
+      {
+        metadata: { name: 'eb-controller' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['services'],
+            verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+          },
+          { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+        ],
+      },
+    ],
+    [
+      `${rbac}/clusterrolebindings`,
+      { metadata: { name: 'eb-controller' }, roleRef: ref('ClusterRole', 'eb-controller'), subjects },
+    ],
+    [
+      `${rbac}/namespaces/${OPERATOR_NS}/roles`,
+      {
+        metadata: { name: 'eb-controller-leader-election' },
+        rules: [
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['get', 'update'],
+            resourceNames: ['endpoint-binder-controller'],
+          },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+        ],
+      },
+    ],
+    [
+      `${rbac}/namespaces/${OPERATOR_NS}/rolebindings`,
+      {
+        metadata: { name: 'eb-controller-leader-election' },
+        roleRef: ref('Role', 'eb-controller-leader-election'),
+        subjects,
+      },
+    ],
+  ] as const) {
+    const res = await api(sim, 'POST', path, body);
+    expect(res.status, path).toBe(201);
+  }
+}
+
 const CONTROLLER_SA = 'system:serviceaccount:endpoint-binder:endpoint-binder-controller';
 /** The token that `withOwnCluster({ rules })` grants exactly those rules, as CONTROLLER_SA. */
 const SA_TOKEN = 'controller-sa-token';
@@ -162,6 +216,7 @@ const liveLease = { holder: 'replica-a', renewedAgoMs: 0, durationSeconds: 3600 
 beforeAll(async () => {
   env = await startEnv();
   await controllerServiceAccount(env.sim);
+  await grantChartRights(env.sim);
   controller = await env.startController({
     leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 0.25 },
   });
@@ -281,6 +336,37 @@ describe('endpoint-binder check', () => {
       expect(results.find((r) => r.id === 'cluster.rbac.events.create-patch')!.hint).toContain(
         `${CONTROLLER_SA} may not create, patch events`,
       );
+    });
+  });
+
+  it("from an admin kubeconfig, the rights lines review the controller's account: its binding deleted, they fail naming it", async () => {
+    await withOwnCluster({ lease: liveLease }, async (sim) => {
+      await controllerServiceAccount(sim);
+      await grantChartRights(sim);
+      const before = await check(config(), { sim });
+      const rbac = (rs: CheckResult[]) => rs.filter((r) => r.id.startsWith('cluster.rbac.'));
+      expect(rbac(before).map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+      for (const r of rbac(before)) expect(r.title.startsWith(`${CONTROLLER_SA} may `), r.title).toBe(true);
+      const del = await api(
+        sim,
+        'DELETE',
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/eb-controller',
+      );
+      expect(del.status).toBe(200);
+      const after = await check(config(), { sim });
+      // The admin running check may do all of it; the controller's account no longer may.
+      expect(
+        failed(after).filter((id) => id.startsWith('cluster.rbac.')),
+        formatChecks(after),
+      ).toEqual([
+        'cluster.rbac.services.get-list-watch-create-update-delete',
+        'cluster.rbac.namespaces.get-list-watch',
+        'cluster.rbac.events.create-patch',
+      ]);
+      expect(after.find((r) => r.id === 'cluster.rbac.events.create-patch')!.hint).toContain(
+        `${CONTROLLER_SA} may not create, patch events`,
+      );
+      expect(formatChecks(after)).toMatch(/\n\d+ of \d+ checks failed.*: exit code 1\.\n$/);
     });
   });
 
