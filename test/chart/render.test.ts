@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { forwarderPodLabels } from '../../src/binding/identity.js';
@@ -511,6 +512,13 @@ describe.skipIf('skip' in helmTool)('NOTES.txt', () => {
     );
     expect(notes).toContain('kubectl -n edge get lease shop-controller');
     expect(notes).toContain('endpoint-binder status');
+    // Issue #29 item 5: NOTES names `check`, as docs/install.md does, and asks the leader for status.
+    expect(notes).toContain(
+      'kubectl -n edge exec deploy/shop-endpoint-binder-controller -- endpoint-binder check --config /etc/endpoint-binder/controller.yaml',
+    );
+    const install = readFileSync('docs/install.md', 'utf8');
+    expect(install).toContain('exec "${LEADER%_*}" -- endpoint-binder status');
+    expect(notes).toContain('exec "${LEADER%_*}" -- endpoint-binder status');
     for (const state of [
       'not-selected',
       'namespace-missing',
