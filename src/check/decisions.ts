@@ -50,9 +50,22 @@ function messageOf(err: unknown): string {
 }
 
 /** Classifies a thrown error (status errors are classified by the caller, which knows its client). */
+/**
+ * A TLS handshake answered by a plain-HTTP server: OpenSSL's "wrong version number" (its record
+ * header is `HTTP/1.1 400`). The fix is the URL's scheme, not a certificate.
+ */
+export const PLAIN_HTTP_SERVER =
+  'the server answered plain HTTP to a TLS handshake (an https:// URL for an http:// server); use http://';
+
 export function classifyThrown(err: unknown): Exclude<HttpOutcome<never>, { kind: 'ok' | 'status' }> {
   const cs = codes(err);
-  const message = messageOf(err);
+  // One line: OpenSSL's messages span several (library, function, reason).
+  const message = messageOf(err).replace(/\s+/g, ' ').trim();
+  if (
+    cs.includes('ERR_SSL_WRONG_VERSION_NUMBER') ||
+    /wrong version number|packet length too long|http request/i.test(message)
+  )
+    return { kind: 'tls', message: PLAIN_HTTP_SERVER };
   if (cs.some((c) => TLS_CODES.has(c) || c.startsWith('ERR_TLS') || c.startsWith('ERR_SSL')))
     return { kind: 'tls', message };
   if (
@@ -99,7 +112,9 @@ export function apiChecks(
         fail(
           'api.tls',
           tls,
-          `${outcome.message}; api.baseUrl must name a host whose certificate this machine trusts (http:// against an https server fails here too)`,
+          outcome.message === PLAIN_HTTP_SERVER
+            ? `${PLAIN_HTTP_SERVER} in api.baseUrl (--api-url)`
+            : `${outcome.message}; api.baseUrl must name a host whose certificate this machine trusts (http:// against an https server fails here too)`,
         ),
         ...rest('TLS to the API failed', https ? 1 : 0),
       ];

@@ -434,7 +434,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   const perms = controllerPermissions(ns, leaseName);
   const clusterDependent = async (because: string): Promise<CheckResult[]> => [
     ...perms
-      .map((p) => permissionCheck(p, { error: because }, ''))
+      .map((p) => permissionCheck(p, { error: because }, "the controller's service account"))
       .map((r) => skipped(r.id, r.title, because)),
     excessRightsCheck(`the controller's service account in ${ns}`, { skip: because }),
     skipped('cluster.namespace', `operator namespace "${ns}" exists`, because),

@@ -5,7 +5,8 @@ import { checksDocument, checksExitCode, formatChecks, skipped, type CheckResult
 import { runChecks } from '../check/run-checks.js';
 import type { IngressCheckSettings } from '../check/ingress-probe.js';
 import type { ControllerConfig } from '../controller/config.js';
-import { kubeConfigFrom } from '../kube/index.js';
+
+import { cliKubeConfig } from './kube-source.js';
 import { UsageError, type Command } from './command.js';
 import { CONTROLLER_SETTINGS_FLAGS, readControllerSettings } from './controller-settings.js';
 import { resolveForwarderConfig } from './forwarder-command.js';
@@ -169,12 +170,15 @@ export const checkCommand: Command = {
         let kubeConfig;
         let kubeconfigProblem: string | undefined;
         try {
-          kubeConfig = kubeConfigFrom({
+          kubeConfig = cliKubeConfig({
             ...(kubeconfig ? { kubeconfigPath: kubeconfig } : {}),
             ...(context ? { context } : {}),
           });
         } catch (err) {
-          kubeconfigProblem = `kubeconfig: ${err instanceof Error ? err.message : String(err)}; set --kubeconfig / --context or run in the cluster`;
+          const text = err instanceof Error ? err.message : String(err);
+          kubeconfigProblem = /^no Kubernetes configuration found|has no context/.test(text)
+            ? text
+            : `kubeconfig: ${text}; set --kubeconfig / --context or run in the cluster`;
         }
         results.push(
           ...(await runChecks({
