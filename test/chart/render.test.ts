@@ -457,18 +457,37 @@ describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
     expect(cfg.bindings.enabled).toBe(false);
   });
 
+  it('renders no ServiceMonitor where the Prometheus operator is missing, and no fence before 1.30; NOTES says so', async () => {
+    // Issue #29 item 8: either would fail the install (no such kind) instead of running without it.
+    const values = { ...REQUIRED, metrics: { serviceMonitor: { enabled: true } } };
+    const objs = await render(values, { extraArgs: ['--kube-version', '1.29.0'] });
+    expect(
+      objs.filter((o) => o.kind === 'ServiceMonitor' || o.kind.startsWith('ValidatingAdmissionPolicy')),
+    ).toEqual([]);
+    const notes = await renderNotes(values, { extraArgs: ['--kube-version', '1.29.0'] });
+    expect(notes).toContain('does not serve monitoring.coreos.com/v1\nServiceMonitor');
+    expect(notes).toContain(
+      'OFF: this cluster (Kubernetes v1.29.0) does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (1.30+)',
+    );
+    const served = await render(values);
+    expect(served.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')).length).toBe(2);
+  });
+
   it('renders PodDisruptionBudgets, a ServiceMonitor and NetworkPolicies when enabled', async () => {
-    const objs = await render({
-      ...REQUIRED,
-      bindings: { portRange: { min: 30000, max: 30999 } },
-      controller: { podDisruptionBudget: { enabled: true } },
-      forwarder: { podDisruptionBudget: { enabled: true, minAvailable: null, maxUnavailable: 1 } },
-      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } },
-      networkPolicy: {
-        enabled: true,
-        metricsFrom: [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }],
+    const objs = await render(
+      {
+        ...REQUIRED,
+        bindings: { portRange: { min: 30000, max: 30999 } },
+        controller: { podDisruptionBudget: { enabled: true } },
+        forwarder: { podDisruptionBudget: { enabled: true, minAvailable: null, maxUnavailable: 1 } },
+        metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } },
+        networkPolicy: {
+          enabled: true,
+          metricsFrom: [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }],
+        },
       },
-    });
+      { extraArgs: ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'] },
+    );
     const cpdb = find(objs, 'PodDisruptionBudget', 'eb-endpoint-binder-controller');
     expect(cpdb['spec']).toEqual({
       minAvailable: 1,
