@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { commands } from '../src/cli/commands.js';
-import { runCli } from '../src/cli/run.js';
+import { loadCommand, runCli } from '../src/cli/run.js';
 import { VERSION as CONTROLLER_VERSION } from '../src/controller/controller.js';
 import { captured } from './helpers/capture-io.js';
 
@@ -102,5 +102,20 @@ describe('the CLI answers without loading every command', () => {
     const io = captured();
     expect(await runCli(['version', '-o', 'yaml'])).toBe(2);
     expect(io.err()).toContain('-o must be "text" or "json", not "yaml"');
+  });
+});
+
+describe('the production image without the simulators and the demo', () => {
+  it('a development command whose module is left out says so in one line; the others are unaffected', async () => {
+    const missing = Object.assign(new Error("Cannot find module '/app/dist/kubesim/index.js'"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    const entry = { name: 'kubesim', summary: '', development: true, load: () => Promise.reject(missing) };
+    expect(await loadCommand(entry)).toBe(
+      'not in this build: the production image leaves out the simulators and the demo; run it from a clone (npx endpoint-binder kubesim)',
+    );
+    expect(commands.filter((c) => c.development).map((c) => c.name)).toEqual(['demo', 'mock-api', 'kubesim']);
+    const other = new Error('boom');
+    await expect(loadCommand({ ...entry, load: () => Promise.reject(other) })).rejects.toBe(other);
   });
 });

@@ -9,12 +9,15 @@ import type { Command } from './command.js';
 export interface CommandEntry {
   name: string;
   summary: string;
+  /** A development tool (simulators, the demo): left out of the production image. */
+  development?: boolean;
   load(): Promise<Command>;
 }
 
 export const commands: CommandEntry[] = [
   {
     name: 'demo',
+    development: true,
     summary: 'Run everything on loopback and show an endpoint projected and reached (npm start)',
     load: async () => (await import('./demo-command.js')).demoCommand,
   },
@@ -50,11 +53,13 @@ export const commands: CommandEntry[] = [
   },
   {
     name: 'mock-api',
+    development: true,
     summary: 'Run the mock management API (and optionally its admin interface)',
     load: async () => (await import('./mock-api-command.js')).mockApiCommand,
   },
   {
     name: 'kubesim',
+    development: true,
     summary: 'Run the local Kubernetes API simulator',
     load: async () => (await import('./kubesim-command.js')).kubesimCommand,
   },

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
-import { UsageError, wantsHelp } from './command.js';
+import { UsageError, wantsHelp, type Command } from './command.js';
 import { commands, type CommandEntry } from './commands.js';
 import { VERSION } from './version.js';
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
-  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  const lines = commands.map(
+    (c) => `  ${c.name.padEnd(width)}  ${c.summary}${c.development ? ' (development; not in the image)' : ''}`,
+  );
   return [
     'Usage: endpoint-binder <command> [options]',
     '',
@@ -43,6 +45,23 @@ function printVersion(argv: string[]): number {
   return 0;
 }
 
+/**
+ * The command's module, or why this build has none: the production image leaves out the
+ * development commands (the simulators and the demo) on purpose.
+ */
+export async function loadCommand(entry: CommandEntry): Promise<Command | string> {
+  try {
+    return await entry.load();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    return entry.development
+      ? 'not in this build: the production image leaves out the simulators and the demo; run it from a clone (npx endpoint-binder ' +
+          `${entry.name})`
+      : `this build is incomplete (${err instanceof Error ? err.message : String(err)}); reinstall it`;
+  }
+}
+
 /** Dispatches to a subcommand; returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -56,7 +75,11 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stderr.write(`endpoint-binder: unknown command "${name}"\n\n${overview()}\n`);
     return 2;
   }
-  const command = await entry.load();
+  const command = await loadCommand(entry);
+  if (typeof command === 'string') {
+    process.stderr.write(`endpoint-binder ${entry.name}: ${command}\n`);
+    return 1;
+  }
   if (wantsHelp(rest)) {
     process.stdout.write(command.usage + '\n');
     return 0;
