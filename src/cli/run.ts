@@ -6,7 +6,8 @@ import { VERSION } from './version.js';
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   const lines = commands.map(
-    (c) => `  ${c.name.padEnd(width)}  ${c.summary}${c.development ? ' (development; not in the image)' : ''}`,
+    (c) =>
+      `  ${c.name.padEnd(width)}  ${c.summary}${c.development ? ' (development; not in the image)' : ''}`,
   );
   return [
     'Usage: endpoint-binder <command> [options]',
