@@ -1,6 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { request } from 'undici';
 import { z } from 'zod';
+import { StatusDocumentSchema } from '../controller/status.js';
+import { controllerStatusCheck, readControllerStatus, type ControllerAnswer } from './controller-status.js';
 import { ApiError, ManagementClient } from '../api/client/index.js';
 import type { KubernetesOperator } from '../api/schemas/operator.js';
 import { VERSION } from '../controller/controller.js';
@@ -41,6 +43,8 @@ export interface CheckOptions {
   forwarderUrls?: string[];
   /** Label selector of the forwarder Pods. */
   forwarderSelector: string;
+  /** Controller HTTP servers to read `/status` from instead of finding the controller Pods. */
+  controllerUrls?: string[];
   /** The controller's service account (`--service-account`); found by the chart's labels otherwise. */
   controllerServiceAccount?: string;
   /** The binding ingress lines (and `--endpoint`); without it they are not run. */
@@ -442,6 +446,11 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     ...(opts.forwarderUrls?.length
       ? [forwardersCheck(ns, opts.forwarderSelector, await forwarderReadyz(opts.forwarderUrls, timeoutMs))]
       : [skipped('forwarders.ready', 'forwarder pods ready with every port bound', because)]),
+    controllerStatusCheck(
+      opts.controllerUrls?.length
+        ? await Promise.all(opts.controllerUrls.map((u) => readControllerStatus(u, timeoutMs)))
+        : [],
+    ),
   ];
 
   const kc = opts.kubeConfig;
@@ -537,6 +546,92 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
         : await forwarderPods(t, ns, opts.forwarderSelector, timeoutMs),
     ),
   );
+  results.push(
+    controllerStatusCheck(
+      opts.controllerUrls?.length
+        ? await Promise.all(opts.controllerUrls.map((u) => readControllerStatus(u, timeoutMs)))
+        : await controllerPodStatuses(t, config, timeoutMs),
+    ),
+  );
   results.push(...(await ingressLines((name) => readInstallRecord(t, ns, name, timeoutMs))));
   return results;
+}
+
+const ControllerPods = z.object({
+  items: z.array(
+    z
+      .object({
+        metadata: z.object({ name: z.string() }).loose(),
+        spec: z
+          .object({
+            containers: z.array(
+              z
+                .object({
+                  ports: z
+                    .array(z.object({ name: z.string().optional(), containerPort: z.number() }).loose())
+                    .optional(),
+                })
+                .loose(),
+            ),
+          })
+          .loose(),
+        status: z.object({ podIP: z.string().optional() }).loose().optional(),
+      })
+      .loose(),
+  ),
+});
+
+/**
+ * Each controller Pod's /status: straight to its pod IP (in the cluster, or kubesim --workloads
+ * on this host), else through the API server's pod proxy (from a laptop).
+ */
+async function controllerPodStatuses(
+  t: KubeTransport,
+  config: ControllerConfig,
+  timeoutMs: number,
+): Promise<ControllerAnswer[]> {
+  const ns = config.operatorNamespace;
+  const selector = `app.kubernetes.io/instance=${config.releaseName},app.kubernetes.io/component=controller`;
+  let pods: z.infer<typeof ControllerPods>['items'];
+  try {
+    pods = (
+      await t.json(
+        { path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: selector }, timeoutMs },
+        ControllerPods,
+      )
+    ).items;
+  } catch (err) {
+    return [{ from: `pods ${selector} in ${ns}`, error: `cannot list them: ${errorText(err)}` }];
+  }
+  return Promise.all(
+    pods.map(async (pod): Promise<ControllerAnswer> => {
+      const ports = pod.spec.containers[0]?.ports ?? [];
+      const port = (ports.find((p) => p.name === 'http') ?? ports[0])?.containerPort;
+      const name = pod.metadata.name;
+      if (!port) return { from: name, error: 'its container declares no http port' };
+      const ip = pod.status?.podIP;
+      const direct = ip
+        ? await readControllerStatus(
+            `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`,
+            Math.min(timeoutMs, 3000),
+          )
+        : undefined;
+      if (direct?.doc) return { ...direct, from: name };
+      const proxied = await kubeGet(
+        t,
+        `/api/v1/namespaces/${ns}/pods/${name}:${port}/proxy/status`,
+        timeoutMs,
+      );
+      if (proxied.kind === 'ok') {
+        const doc = StatusDocumentSchema.safeParse(JSON.parse(proxied.value.body));
+        if (doc.success) return { from: `${name} (via the API server's pod proxy)`, doc: doc.data };
+      }
+      const why =
+        proxied.kind === 'status' ? `HTTP ${proxied.status}` : 'message' in proxied ? proxied.message : '';
+      return {
+        from: name,
+        error: `not readable directly (${direct?.error ?? 'no pod IP'}) nor through the pod proxy (${why})`,
+      };
+    }),
+  );
 }

@@ -102,7 +102,7 @@ export function demoCommands(demo: {
     `  export KUBECONFIG=${demo.kubeconfigPath}`,
     `  export ENDPOINT_BINDER_API_KEY=${demo.apiKey} ENDPOINT_BINDER_AUTHTOKEN=${demo.authtoken}`,
     `  kubectl get svc -A -l app.kubernetes.io/managed-by=endpoint-binder -L endpoint-binder.io/state`,
-    `  npx endpoint-binder check --config ${demo.configPath} --forwarder-url ${forwarderUrl} --ingress-tls false`,
+    `  npx endpoint-binder check --config ${demo.configPath} --forwarder-url ${forwarderUrl} --controller-url ${demo.controller.url} --ingress-tls false`,
     `  npx endpoint-binder status --url ${demo.controller.url} --forwarder-url ${forwarderUrl}`,
   ];
 }

@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { runCli } from '../../src/cli/run.js';
 import { formatChecks, type CheckResult } from '../../src/check/result.js';
 import type { IngressCheckSettings } from '../../src/check/ingress-probe.js';
 import { runChecks } from '../../src/check/run-checks.js';
+import { controllerStatusCheck } from '../../src/check/controller-status.js';
 import {
   resolveControllerConfig,
   type ControllerConfig,
@@ -46,6 +48,8 @@ function checkArgv(kubeconfig: string): string[] {
     kubeconfig,
     '--forwarder-url',
     forwarderUrl,
+    '--controller-url',
+    controller.url,
     // The test forwarder's setting: plain TCP to the loopback mock ingress.
     '--ingress-tls',
     'false',
@@ -85,7 +89,13 @@ function forwarderSettings(ingress: Record<string, unknown> = { tls: false }): F
 
 function check(
   cfg: ControllerConfig,
-  more: { sim?: Kubesim; token?: string; forwarderUrl?: string; ingress?: IngressCheckSettings } = {},
+  more: {
+    sim?: Kubesim;
+    token?: string;
+    forwarderUrl?: string;
+    ingress?: IngressCheckSettings;
+    controllerUrls?: string[];
+  } = {},
 ) {
   // A separate kubesim holds no install record, so only the shared one gets the ingress lines by default.
   const ingress =
@@ -95,6 +105,7 @@ function check(
     config: cfg,
     kubeConfig: (more.sim ?? env.sim).kubeConfig(more.token),
     forwarderUrls: [more.forwarderUrl ?? forwarderUrl],
+    controllerUrls: more.controllerUrls ?? [controller.url],
     forwarderSelector: 'app.kubernetes.io/component=forwarder',
     ...(ingress ? { ingress } : {}),
     timeoutMs: 5_000,
@@ -259,9 +270,50 @@ describe('endpoint-binder check', () => {
       'forwarders.ready',
       'ingress',
       'cluster.excess-rights',
+      'controllers.status',
     ])
       expect(ids).toContain(id);
     expect(ids.filter((id) => id.startsWith('cluster.rbac.')).length).toBe(5);
+  });
+
+  it("reads the leading controller's /status: its errors and not-ready reasons fail exactly that line", async () => {
+    const doc = {
+      operator: { id: 'k8sop_x', ingress: null },
+      install: { release: 'endpoint-binder', operatorNamespace: OPERATOR_NS },
+      selector: 'true',
+      bindingsEnabled: true,
+      leader: true,
+      leadership: { holder: 'pod-a', since: null, cannotLead: [] },
+      ready: false,
+      notReadyReasons: ['endpoint feed: the management API answered 503'],
+      notificationsLive: false,
+      lastFullSync: null,
+      counts: { error: 1 },
+      deleting: [{ namespace: 'shop', name: 'web', reason: 'waits on finalizer example.com/x' }],
+      endpoints: [
+        { id: 'ep_1', url: 'http://web.shop', state: 'error', reason: 'create Service shop/web: HTTP 500' },
+      ],
+    };
+    const srv = createHttpServer((_req, res) => res.end(JSON.stringify(doc)));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+      const results = await check(config(), { controllerUrls: [url] });
+      expect(failed(results), formatChecks(results)).toEqual(['controllers.status']);
+      const line = results.find((r) => r.id === 'controllers.status')!;
+      expect(line.problems).toEqual([
+        'not ready: endpoint feed: the management API answered 503',
+        'endpoint ep_1 (http://web.shop) in error: create Service shop/web: HTTP 500',
+      ]);
+      expect(line.hint).toContain('1 delete waiting: shop/web (waits on finalizer example.com/x)');
+      // No replica that leads: said so, with the Lease holder it names.
+      const follower = { ...doc, leader: false, ready: true, endpoints: [], counts: {} };
+      const none = controllerStatusCheck([{ from: url, doc: follower as never }]);
+      expect(none.status).toBe('fail');
+      expect(none.hint).toContain('none of the 1 replicas read leads (Lease holder: pod-a)');
+    } finally {
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
   });
 
   it('a bad API key fails only the key line', async () => {
@@ -437,7 +489,8 @@ describe('endpoint-binder check', () => {
     const argv = checkArgv(kubeconfig);
     try {
       let io = captured();
-      expect(await runCli(argv)).toBe(0);
+      const first = await runCli(argv);
+      expect(first, io.out() + io.err()).toBe(0);
       expect(io.out()).toMatch(/^✓ config valid/m);
       expect(io.out()).toMatch(
         /^✓ Lease endpoint-binder\/endpoint-binder-controller held and renewed recently/m,
