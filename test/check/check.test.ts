@@ -308,7 +308,7 @@ describe('endpoint-binder check', () => {
       expect(line.hint).toContain('1 delete waiting: shop/web (waits on finalizer example.com/x)');
       // No replica that leads: said so, with the Lease holder it names.
       const follower = { ...doc, leader: false, ready: true, endpoints: [], counts: {} };
-      const none = controllerStatusCheck([{ from: url, doc: follower as never }]);
+      const none = controllerStatusCheck([{ from: url, doc: follower }]);
       expect(none.status).toBe('fail');
       expect(none.hint).toContain('none of the 1 replicas read leads (Lease holder: pod-a)');
     } finally {
