@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import type { Logger } from '../../log/logger.js';
 import type { ResourceHandlers } from '../handlers.js';
 import { resourceKey, statusView, type ResourceDef } from '../resources/registry.js';
@@ -6,6 +5,7 @@ import { ApiError } from '../status.js';
 import { objectKey, type Store, type StoreEvent } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
 import { rfc3339 } from './pod-status.js';
+import { deleteOwnedPods, deletePod, podNameSuffix } from './owned-pods.js';
 import { controllerUid, KUBESIM_NODE } from './pod-template.js';
 import { jobVerdict, type JobPodView } from './job-verdict.js';
 
@@ -22,13 +22,6 @@ import { jobVerdict, type JobPodView } from './job-verdict.js';
 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (isRecord(v) ? v : {});
-
-const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-function suffix(): string {
-  let s = '';
-  for (let i = 0; i < 5; i++) s += SUFFIX_ALPHABET.charAt(randomInt(SUFFIX_ALPHABET.length));
-  return s;
-}
 
 /** The Job controller's pod failure backoff: 10 s, doubling, at most 6 min. */
 export function retryDelayMs(failures: number): number {
@@ -131,7 +124,8 @@ export class JobController {
     });
     if (verdict.kind === 'done') return;
     if (verdict.kind === 'complete' || verdict.kind === 'failed') {
-      for (const name of verdict.kind === 'failed' ? verdict.deletePods : []) this.deletePod(namespace, name);
+      for (const name of verdict.kind === 'failed' ? verdict.deletePods : [])
+        deletePod(this.handlers, this.pods, namespace, name);
       this.writeStatus(job, views, startMs, verdict);
       return;
     }
@@ -182,7 +176,7 @@ export class JobController {
               apiVersion: 'v1',
               kind: 'Pod',
               metadata: {
-                name: `${job.metadata.name}-${suffix()}`,
+                name: `${job.metadata.name}-${podNameSuffix()}`,
                 namespace,
                 labels,
                 ...(isRecord(meta['annotations']) ? { annotations: meta['annotations'] } : {}),
@@ -261,19 +255,8 @@ export class JobController {
     }
   }
 
-  private deletePod(namespace: string, name: string): void {
-    try {
-      this.handlers.delete(this.pods, namespace, name, {});
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-    }
-  }
-
   private collectGarbage(namespace: string, uid: string | undefined): void {
-    if (this.stopped || !uid) return;
-    for (const p of this.store.list(this.podsKey, namespace))
-      if (controllerUid(p) === uid && !p.metadata.deletionTimestamp)
-        this.deletePod(namespace, p.metadata.name);
+    if (!this.stopped) deleteOwnedPods(this.store, this.handlers, this.pods, namespace, uid);
   }
 }
 
