@@ -11,14 +11,19 @@
 # proposes updates. Override with --build-arg NODE_IMAGE=... to build on another base.
 ARG NODE_IMAGE=node:22-alpine@sha256:8094c002d08262dba12645a3b4a15cd6cd627d30bc782f53229a2ec13ee22a00
 
-# Build: compile TypeScript to dist/, then drop the dev dependencies (tsx, esbuild, the test tools).
+# Build: compile TypeScript to dist/, then drop the dev dependencies (tsx, esbuild, the test tools)
+# and the development commands' code: the Kubernetes API simulator, the mock management API and the
+# demo are for laptops and tests, not for a cluster (`endpoint-binder kubesim` in the image says so).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
+RUN npm run build \
+  && rm -rf dist/kubesim dist/mock dist/demo dist/cli/kubesim-command.* dist/cli/mock-api-command.* \
+      dist/cli/mock-ingress-flags.* dist/cli/demo-command.* \
+  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
 # Runtime: Node 22, tini and the compiled CLI, nothing else (npm and yarn removed).
 FROM ${NODE_IMAGE} AS runtime

@@ -71,8 +71,10 @@ export async function renderDeploy(): Promise<Map<string, string>> {
     ),
   );
   const job = join(DEPLOY, 'uninstall-job.yaml');
-  // The hook's RBAC travels with the Job: in a chart install it exists only while the hook runs.
+  // The hook's ServiceAccount and RBAC travel with the Job: in a chart install it exists only while the hook runs.
   const jobBody = await helmTemplate([
+    '--show-only',
+    'templates/uninstall/serviceaccount.yaml',
     '--show-only',
     'templates/uninstall/rbac.yaml',
     '--show-only',

@@ -50,9 +50,22 @@ function messageOf(err: unknown): string {
 }
 
 /** Classifies a thrown error (status errors are classified by the caller, which knows its client). */
+/**
+ * A TLS handshake answered by a plain-HTTP server: OpenSSL's "wrong version number" (its record
+ * header is `HTTP/1.1 400`). The fix is the URL's scheme, not a certificate.
+ */
+export const PLAIN_HTTP_SERVER =
+  'the server answered plain HTTP to a TLS handshake (an https:// URL for an http:// server); use http://';
+
 export function classifyThrown(err: unknown): Exclude<HttpOutcome<never>, { kind: 'ok' | 'status' }> {
   const cs = codes(err);
-  const message = messageOf(err);
+  // One line: OpenSSL's messages span several (library, function, reason).
+  const message = messageOf(err).replace(/\s+/g, ' ').trim();
+  if (
+    cs.includes('ERR_SSL_WRONG_VERSION_NUMBER') ||
+    /wrong version number|packet length too long|http request/i.test(message)
+  )
+    return { kind: 'tls', message: PLAIN_HTTP_SERVER };
   if (cs.some((c) => TLS_CODES.has(c) || c.startsWith('ERR_TLS') || c.startsWith('ERR_SSL')))
     return { kind: 'tls', message };
   if (
@@ -99,7 +112,9 @@ export function apiChecks(
         fail(
           'api.tls',
           tls,
-          `${outcome.message}; api.baseUrl must name a host whose certificate this machine trusts (http:// against an https server fails here too)`,
+          outcome.message === PLAIN_HTTP_SERVER
+            ? `${PLAIN_HTTP_SERVER} in api.baseUrl (--api-url)`
+            : `${outcome.message}; api.baseUrl must name a host whose certificate this machine trusts (http:// against an https server fails here too)`,
         ),
         ...rest('TLS to the API failed', https ? 1 : 0),
       ];
@@ -244,10 +259,11 @@ export function controllerPermissions(operatorNamespace: string, leaseName: stri
   ];
 }
 
-function permissionTitle(p: Permission): string {
+/** The line names whose rights it reviewed (the controller's account, never the caller's). */
+function permissionTitle(p: Permission, who: string): string {
   const what = `${p.resource}${p.group ? `.${p.group}` : ''}${p.name ? ` "${p.name}"` : ''}`;
   const where = p.namespace ? `in namespace ${p.namespace}` : 'in every namespace';
-  return `may ${p.verbs.join(', ')} ${what} ${where} (${p.why})`;
+  return `${who} may ${p.verbs.join(', ')} ${what} ${where} (${p.why})`;
 }
 
 export function permissionId(p: Permission): string {
@@ -260,14 +276,14 @@ export function permissionCheck(
   answer: { denied: string[] } | { error: string },
   who: string,
 ): CheckResult {
-  const title = permissionTitle(p);
+  const title = permissionTitle(p, who);
   if ('error' in answer)
     return fail(permissionId(p), title, `SelfSubjectAccessReview failed: ${answer.error}`);
   if (answer.denied.length === 0) return pass(permissionId(p), title);
   return fail(
     permissionId(p),
     title,
-    `${who} may not ${answer.denied.join(', ')} ${p.resource}; restore the chart's RBAC (ClusterRole/Role of the controller)`,
+    `${who} may not ${answer.denied.join(', ')} ${p.resource}; restore the chart's RBAC (its ClusterRole/Role and their bindings to this account: helm upgrade --reuse-values, or kubectl auth can-i --list --as ${who} to see what it holds)`,
   );
 }
 

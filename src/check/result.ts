@@ -53,13 +53,19 @@ export function formatChecks(results: readonly CheckResult[]): string {
   }
   const failed = results.filter((r) => r.status === 'fail').length;
   const skippedCount = results.filter((r) => r.status === 'skipped').length;
-  lines.push(
-    '',
-    failed === 0 && skippedCount === 0
-      ? `All ${results.length} checks passed.`
-      : `${failed} of ${results.length} checks failed${skippedCount ? `, ${skippedCount} not run` : ''}.`,
-  );
+  lines.push('', summaryLine(results.length, failed, skippedCount));
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The last line, in agreement with the exit code: 0 only when every check ran and passed, so a
+ * line that was not run is said to leave the install unproven (not "0 failed").
+ */
+export function summaryLine(total: number, failed: number, notRun: number): string {
+  if (failed === 0 && notRun === 0) return `All ${total} checks passed.`;
+  const unrun = `${notRun} of ${total} checks not run (each - line says why)`;
+  if (failed === 0) return `${unrun}, so not every fact is known to hold: exit code 1.`;
+  return `${failed} of ${total} checks failed${notRun ? `; ${unrun}` : ''}: exit code 1.`;
 }
 
 /** The `-o json` document. */

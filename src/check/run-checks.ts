@@ -1,6 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { request } from 'undici';
 import { z } from 'zod';
+import { StatusDocumentSchema } from '../controller/status.js';
+import { controllerStatusCheck, readControllerStatus, type ControllerAnswer } from './controller-status.js';
 import { ApiError, ManagementClient } from '../api/client/index.js';
 import type { KubernetesOperator } from '../api/schemas/operator.js';
 import { VERSION } from '../controller/controller.js';
@@ -14,6 +16,7 @@ import {
   classifyThrown,
   clusterCheck,
   controllerPermissions,
+  type Permission,
   excessRightsCheck,
   forbiddenRights,
   type HeldRight,
@@ -40,6 +43,8 @@ export interface CheckOptions {
   forwarderUrls?: string[];
   /** Label selector of the forwarder Pods. */
   forwarderSelector: string;
+  /** Controller HTTP servers to read `/status` from instead of finding the controller Pods. */
+  controllerUrls?: string[];
   /** The controller's service account (`--service-account`); found by the chart's labels otherwise. */
   controllerServiceAccount?: string;
   /** The binding ingress lines (and `--endpoint`); without it they are not run. */
@@ -290,25 +295,80 @@ async function endpointUrl(
 }
 
 /**
- * The forbidden rights the controller's service account holds. Run in one of this install's pods
- * (a service account of the operator namespace) it asks about itself; from elsewhere (a laptop's
- * kubeconfig) it asks as the chart's controller account by impersonation, and is skipped when the
- * caller may not impersonate.
+ * Whose rights the rights lines review: the controller's service account. Run in one of this
+ * install's pods (a service account of the operator namespace) check asks about itself; from
+ * elsewhere (a laptop's kubeconfig) it asks as the chart's controller account by impersonation
+ * (`--service-account`, or the one ServiceAccount with the chart's labels). Never the caller's own
+ * rights: an admin may do everything the controller may not.
  */
-async function excessRights(
+type Subject = { who: string; headers?: Record<string, string> } | { skip: string };
+
+async function controllerSubject(
   t: KubeTransport,
   config: ControllerConfig,
   identity: string | undefined,
   timeoutMs: number,
   named: string | undefined,
+): Promise<Subject> {
+  const ns = config.operatorNamespace;
+  if (identity?.startsWith(`system:serviceaccount:${ns}:`)) return { who: identity };
+  const account = named ?? (await controllerAccount(t, config, timeoutMs));
+  if (typeof account !== 'string') return account;
+  const who = `system:serviceaccount:${ns}:${account}`;
+  return { who, headers: { 'Impersonate-User': who } };
+}
+
+/** The skip reason when the caller may not impersonate the controller's account. */
+function cannotImpersonate(who: string): string {
+  return `this identity may not impersonate ${who} (impersonate on serviceaccounts); run check in the controller's pod: kubectl -n <ns> exec deploy/<release>-controller -- endpoint-binder check`;
+}
+
+/** The rights lines: each permission the controller needs, reviewed for its service account. */
+async function permissionLines(
+  t: KubeTransport,
+  perms: readonly Permission[],
+  subject: Subject,
+  timeoutMs: number,
+): Promise<CheckResult[]> {
+  if ('skip' in subject)
+    return perms.map((p) => {
+      const line = permissionCheck(p, { denied: [] }, "the controller's service account");
+      return skipped(line.id, line.title, subject.skip);
+    });
+  const out: CheckResult[] = [];
+  for (const p of perms) {
+    try {
+      const denied: string[] = [];
+      for (const verb of p.verbs) {
+        const attrs: Record<string, string> = { verb, group: p.group, resource: p.resource };
+        if (p.namespace) attrs['namespace'] = p.namespace;
+        if (p.name) attrs['name'] = p.name;
+        if (!(await mayI(t, attrs, timeoutMs, subject.headers))) denied.push(verb);
+      }
+      out.push(permissionCheck(p, { denied }, subject.who));
+    } catch (err) {
+      const line = permissionCheck(p, { error: errorText(err) }, subject.who);
+      out.push(
+        subject.headers && err instanceof KubeApiError && err.code === 403
+          ? skipped(line.id, line.title, cannotImpersonate(subject.who))
+          : line,
+      );
+    }
+  }
+  return out;
+}
+
+/** The forbidden rights the controller's service account holds (asked as `subject`). */
+async function excessRights(
+  t: KubeTransport,
+  config: ControllerConfig,
+  subject: Subject,
+  timeoutMs: number,
 ): Promise<CheckResult> {
   const ns = config.operatorNamespace;
-  const self = identity?.startsWith(`system:serviceaccount:${ns}:`) ?? false;
-  const account = self ? undefined : (named ?? (await controllerAccount(t, config, timeoutMs)));
-  if (!self && typeof account !== 'string')
-    return excessRightsCheck(`the controller's service account in ${ns}`, { skip: account!.skip });
-  const who = self ? identity! : `system:serviceaccount:${ns}:${account as string}`;
-  const headers = self ? undefined : { 'Impersonate-User': who };
+  if ('skip' in subject)
+    return excessRightsCheck(`the controller's service account in ${ns}`, { skip: subject.skip });
+  const { who, headers } = subject;
   const asks: HeldRight[] = forbiddenRights(config.bindings.enabled).flatMap((right) =>
     right.verbs.flatMap((verb) => [
       { verb, right },
@@ -339,10 +399,8 @@ async function excessRights(
       held: held.filter((h) => !h.namespace || !everywhere.has(`${h.verb} ${h.right.resource}`)),
     });
   } catch (err) {
-    if (!self && err instanceof KubeApiError && err.code === 403)
-      return excessRightsCheck(who, {
-        skip: `this identity may not impersonate ${who}; run check in the controller's pod (kubectl exec)`,
-      });
+    if (headers && err instanceof KubeApiError && err.code === 403)
+      return excessRightsCheck(who, { skip: cannotImpersonate(who) });
     return excessRightsCheck(who, { error: errorText(err) });
   }
 }
@@ -380,7 +438,7 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
   const perms = controllerPermissions(ns, leaseName);
   const clusterDependent = async (because: string): Promise<CheckResult[]> => [
     ...perms
-      .map((p) => permissionCheck(p, { error: because }, ''))
+      .map((p) => permissionCheck(p, { error: because }, "the controller's service account"))
       .map((r) => skipped(r.id, r.title, because)),
     excessRightsCheck(`the controller's service account in ${ns}`, { skip: because }),
     skipped('cluster.namespace', `operator namespace "${ns}" exists`, because),
@@ -388,6 +446,11 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     ...(opts.forwarderUrls?.length
       ? [forwardersCheck(ns, opts.forwarderSelector, await forwarderReadyz(opts.forwarderUrls, timeoutMs))]
       : [skipped('forwarders.ready', 'forwarder pods ready with every port bound', because)]),
+    controllerStatusCheck(
+      opts.controllerUrls?.length
+        ? await Promise.all(opts.controllerUrls.map((u) => readControllerStatus(u, timeoutMs)))
+        : [],
+    ),
   ];
 
   const kc = opts.kubeConfig;
@@ -412,31 +475,10 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
     return results;
   }
 
-  const who = (await whoAmI(t, timeoutMs)) ?? 'this identity';
-  for (const p of perms) {
-    try {
-      const denied: string[] = [];
-      for (const verb of p.verbs) {
-        const attrs: Record<string, string> = { verb, group: p.group, resource: p.resource };
-        if (p.namespace) attrs['namespace'] = p.namespace;
-        if (p.name) attrs['name'] = p.name;
-        if (!(await mayI(t, attrs, timeoutMs))) denied.push(verb);
-      }
-      results.push(permissionCheck(p, { denied }, who));
-    } catch (err) {
-      results.push(permissionCheck(p, { error: errorText(err) }, who));
-    }
-  }
-
-  results.push(
-    await excessRights(
-      t,
-      config,
-      who === 'this identity' ? undefined : who,
-      timeoutMs,
-      opts.controllerServiceAccount,
-    ),
-  );
+  const identity = await whoAmI(t, timeoutMs);
+  const subject = await controllerSubject(t, config, identity, timeoutMs, opts.controllerServiceAccount);
+  results.push(...(await permissionLines(t, perms, subject, timeoutMs)));
+  results.push(await excessRights(t, config, subject, timeoutMs));
 
   const nsAnswer = await kubeGet(t, `/api/v1/namespaces/${ns}`, timeoutMs);
   if (nsAnswer.kind === 'ok') {
@@ -504,6 +546,92 @@ export async function runChecks(opts: CheckOptions): Promise<CheckResult[]> {
         : await forwarderPods(t, ns, opts.forwarderSelector, timeoutMs),
     ),
   );
+  results.push(
+    controllerStatusCheck(
+      opts.controllerUrls?.length
+        ? await Promise.all(opts.controllerUrls.map((u) => readControllerStatus(u, timeoutMs)))
+        : await controllerPodStatuses(t, config, timeoutMs),
+    ),
+  );
   results.push(...(await ingressLines((name) => readInstallRecord(t, ns, name, timeoutMs))));
   return results;
+}
+
+const ControllerPods = z.object({
+  items: z.array(
+    z
+      .object({
+        metadata: z.object({ name: z.string() }).loose(),
+        spec: z
+          .object({
+            containers: z.array(
+              z
+                .object({
+                  ports: z
+                    .array(z.object({ name: z.string().optional(), containerPort: z.number() }).loose())
+                    .optional(),
+                })
+                .loose(),
+            ),
+          })
+          .loose(),
+        status: z.object({ podIP: z.string().optional() }).loose().optional(),
+      })
+      .loose(),
+  ),
+});
+
+/**
+ * Each controller Pod's /status: straight to its pod IP (in the cluster, or kubesim --workloads
+ * on this host), else through the API server's pod proxy (from a laptop).
+ */
+async function controllerPodStatuses(
+  t: KubeTransport,
+  config: ControllerConfig,
+  timeoutMs: number,
+): Promise<ControllerAnswer[]> {
+  const ns = config.operatorNamespace;
+  const selector = `app.kubernetes.io/instance=${config.releaseName},app.kubernetes.io/component=controller`;
+  let pods: z.infer<typeof ControllerPods>['items'];
+  try {
+    pods = (
+      await t.json(
+        { path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: selector }, timeoutMs },
+        ControllerPods,
+      )
+    ).items;
+  } catch (err) {
+    return [{ from: `pods ${selector} in ${ns}`, error: `cannot list them: ${errorText(err)}` }];
+  }
+  return Promise.all(
+    pods.map(async (pod): Promise<ControllerAnswer> => {
+      const ports = pod.spec.containers[0]?.ports ?? [];
+      const port = (ports.find((p) => p.name === 'http') ?? ports[0])?.containerPort;
+      const name = pod.metadata.name;
+      if (!port) return { from: name, error: 'its container declares no http port' };
+      const ip = pod.status?.podIP;
+      const direct = ip
+        ? await readControllerStatus(
+            `http://${ip.includes(':') ? `[${ip}]` : ip}:${port}`,
+            Math.min(timeoutMs, 3000),
+          )
+        : undefined;
+      if (direct?.doc) return { ...direct, from: name };
+      const proxied = await kubeGet(
+        t,
+        `/api/v1/namespaces/${ns}/pods/${name}:${port}/proxy/status`,
+        timeoutMs,
+      );
+      if (proxied.kind === 'ok') {
+        const doc = StatusDocumentSchema.safeParse(JSON.parse(proxied.value.body));
+        if (doc.success) return { from: `${name} (via the API server's pod proxy)`, doc: doc.data };
+      }
+      const why =
+        proxied.kind === 'status' ? `HTTP ${proxied.status}` : 'message' in proxied ? proxied.message : '';
+      return {
+        from: name,
+        error: `not readable directly (${direct?.error ?? 'no pod IP'}) nor through the pod proxy (${why})`,
+      };
+    }),
+  );
 }

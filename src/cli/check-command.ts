@@ -5,7 +5,8 @@ import { checksDocument, checksExitCode, formatChecks, skipped, type CheckResult
 import { runChecks } from '../check/run-checks.js';
 import type { IngressCheckSettings } from '../check/ingress-probe.js';
 import type { ControllerConfig } from '../controller/config.js';
-import { kubeConfigFrom } from '../kube/index.js';
+
+import { cliKubeConfig } from './kube-source.js';
 import { UsageError, type Command } from './command.js';
 import { CONTROLLER_SETTINGS_FLAGS, readControllerSettings } from './controller-settings.js';
 import { resolveForwarderConfig } from './forwarder-command.js';
@@ -25,13 +26,17 @@ Checks, in order:
   config            the config is valid and the selector compiles (--config-only stops here: no network)
   api.*             management API reachable, TLS verified, API key accepted, this install's operator
                     record present and matching the config (selector, description, features)
-  cluster.*         Kubernetes API reachable; the identity may do every verb the controller needs
-                    (SelfSubjectAccessReview); the controller's service account holds nothing the
-                    chart does not grant (secrets, impersonate, escalate/bind, pods/exec, Service
-                    patch, fence policy writes; asked by impersonation when not run as it); the
-                    operator namespace exists; the controller Lease is held and renewed recently
+  cluster.*         Kubernetes API reachable; the controller's service account (named on each
+                    line; asked by impersonation when check does not run as it, never the caller's
+                    own rights) may do every verb the controller needs and holds nothing the chart
+                    does not grant (secrets, impersonate, escalate/bind, pods/exec, Service patch,
+                    fence policy writes); the operator namespace exists; the controller Lease is
+                    held and renewed recently
   forwarders.ready  forwarder Pods Ready (their readiness means every port is bound), or with
                     --forwarder-url each forwarder's /readyz
+  controllers.status  the leading controller's /status: ready, no endpoint in error (its not-ready
+                    reasons and errors listed; held deletes noted), read from each controller Pod
+                    or --controller-url
   ingress           the binding ingress reachable, its TLS certificate verified and the agent
                     authtoken accepted: dialled exactly as the forwarder dials (ingress.address, else
                     the install record ConfigMap <release>-install; ingress.tls, caFile, serverName;
@@ -48,6 +53,8 @@ Options:
   --kubeconfig <file> kubeconfig to use (default: in-cluster, then KUBECONFIG, ~/.kube/config)
   --context <name>    kubeconfig context
   --forwarder-url <url>        a forwarder's HTTP server to ask (repeatable; default: list its Pods)
+  --controller-url <url>       a controller's HTTP server to read /status from (repeatable; default:
+                               each controller Pod, at its pod IP or through the API server's pod proxy)
   --forwarder-selector <sel>   label selector of the forwarder Pods
                                (default app.kubernetes.io/instance=<release>,app.kubernetes.io/component=forwarder)
   --service-account <name>     the controller's service account, for the excess-rights line from
@@ -63,9 +70,13 @@ Options:
   -o, --output <f>    table (default) or json (the checks as JSON on stdout)
   -h, --help          show this help
 
-Exit codes: 0 every check passed, 1 a check failed (each ✗ says why), 2 bad flags.`;
+Exit codes: 0 every check passed, 1 a check failed or was not run (each ✗ and - says why; the
+summary line says the same), 2 bad flags.`;
 
 const ownFlags = z.object({
+  'controller-url': z
+    .array(z.url({ protocol: /^https?$/, error: '--controller-url: must be an http:// or https:// URL' }))
+    .default([]),
   'forwarder-url': z
     .array(z.url({ protocol: /^https?$/, error: '--forwarder-url: must be an http:// or https:// URL' }))
     .default([]),
@@ -129,6 +140,7 @@ export const checkCommand: Command = {
           ...CONTROLLER_SETTINGS_FLAGS,
           'config-only': { type: 'boolean' },
           'forwarder-url': { type: 'string', multiple: true },
+          'controller-url': { type: 'string', multiple: true },
           'forwarder-selector': { type: 'string' },
           'service-account': { type: 'string' },
           'forwarder-config': { type: 'string' },
@@ -150,6 +162,7 @@ export const checkCommand: Command = {
       'config-only': values['config-only'],
       output: values['output'],
       'forwarder-url': values['forwarder-url'],
+      'controller-url': values['controller-url'],
       'forwarder-selector': values['forwarder-selector'],
       'service-account': values['service-account'],
       'forwarder-config': values['forwarder-config'],
@@ -169,12 +182,15 @@ export const checkCommand: Command = {
         let kubeConfig;
         let kubeconfigProblem: string | undefined;
         try {
-          kubeConfig = kubeConfigFrom({
+          kubeConfig = cliKubeConfig({
             ...(kubeconfig ? { kubeconfigPath: kubeconfig } : {}),
             ...(context ? { context } : {}),
           });
         } catch (err) {
-          kubeconfigProblem = `kubeconfig: ${err instanceof Error ? err.message : String(err)}; set --kubeconfig / --context or run in the cluster`;
+          const text = err instanceof Error ? err.message : String(err);
+          kubeconfigProblem = /^no Kubernetes configuration found|has no context/.test(text)
+            ? text
+            : `kubeconfig: ${text}; set --kubeconfig / --context or run in the cluster`;
         }
         results.push(
           ...(await runChecks({
@@ -182,6 +198,7 @@ export const checkCommand: Command = {
             kubeConfig,
             ...(kubeconfigProblem ? { kubeconfigProblem } : {}),
             forwarderUrls: own.data['forwarder-url'],
+            controllerUrls: own.data['controller-url'],
             ...(own.data['service-account'] ? { controllerServiceAccount: own.data['service-account'] } : {}),
             ingress: await ingressSettings(config, own.data),
             forwarderSelector:

@@ -1,6 +1,7 @@
 import { startController } from '../controller/controller.js';
-import { kubeConfigFrom } from '../kube/index.js';
+
 import { createLogger } from '../log/logger.js';
+import { cliKubeConfig } from './kube-source.js';
 import { UsageError, untilSignal, type Command } from './command.js';
 import { preflightServingProbes } from './controller-preflight.js';
 import { loadControllerSettings } from './controller-settings.js';
@@ -92,7 +93,7 @@ export const controllerCommand: Command = {
     const log = createLogger({ name: 'controller', level: config.logLevel });
     let kubeConfig;
     try {
-      kubeConfig = kubeConfigFrom({
+      kubeConfig = cliKubeConfig({
         ...(settings.kubeconfig ? { kubeconfigPath: settings.kubeconfig } : {}),
         ...(settings.context ? { context: settings.context } : {}),
       });

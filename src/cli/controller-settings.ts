@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { compileSelector } from '../binding/selector.js';
 import {
+  ControllerConfigSchema,
   CONTROLLER_FLAG_PATHS,
   applyFlagOverrides,
   resolveControllerConfig,
@@ -10,6 +11,7 @@ import {
 } from '../controller/config.js';
 import { UsageError } from './command.js';
 import { parseConfigText } from './config-text.js';
+import { explainUnknownKeys } from './did-you-mean.js';
 
 /**
  * The controller's settings from its three sources (config file, flags, environment), read the
@@ -112,7 +114,7 @@ export async function readControllerSettings(
   }
   const merged = applyFlagOverrides(raw, flagValues);
   const r = resolveControllerConfig(merged, env);
-  if (!r.ok) problems.push(...r.errors);
+  if (!r.ok) problems.push(...explainUnknownKeys(r.errors, ControllerConfigSchema));
   // The selector is compiled even when other fields fail, so its error (with its caret) is listed too.
   const selector = r.ok ? r.config.bindings.endpointSelector : selectorText(merged);
   if (selector !== undefined && opts.compileSelector !== false) {

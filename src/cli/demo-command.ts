@@ -65,9 +65,7 @@ export const demoCommand: Command = {
           '',
           'Still running (Ctrl-C stops it). Try:',
           '',
-          `  export KUBECONFIG=${demo.kubeconfigPath}`,
-          `  kubectl get svc -A -l app.kubernetes.io/managed-by=endpoint-binder -L endpoint-binder.io/state`,
-          `  npx tsx src/cli/main.ts status --url ${demo.controller.url}`,
+          ...demoCommands(demo),
           '',
           `  Management API    ${api.url}`,
           `  API key           ${demo.apiKey}`,
@@ -89,3 +87,22 @@ export const demoCommand: Command = {
     }
   },
 };
+
+/** The lines `npm start` prints to run `check` and `status` against it (each runnable as printed). */
+export function demoCommands(demo: {
+  kubeconfigPath: string;
+  configPath: string;
+  apiKey: string;
+  authtoken: string;
+  controller: { url: string };
+  forwarder: { httpAddress: { address: string } };
+}): string[] {
+  const forwarderUrl = `http://${demo.forwarder.httpAddress.address}`;
+  return [
+    `  export KUBECONFIG=${demo.kubeconfigPath}`,
+    `  export ENDPOINT_BINDER_API_KEY=${demo.apiKey} ENDPOINT_BINDER_AUTHTOKEN=${demo.authtoken}`,
+    `  kubectl get svc -A -l app.kubernetes.io/managed-by=endpoint-binder -L endpoint-binder.io/state`,
+    `  npx endpoint-binder check --config ${demo.configPath} --forwarder-url ${forwarderUrl} --controller-url ${demo.controller.url} --ingress-tls false`,
+    `  npx endpoint-binder status --url ${demo.controller.url} --forwarder-url ${forwarderUrl}`,
+  ];
+}

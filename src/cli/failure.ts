@@ -1,5 +1,5 @@
 import { ApiError, ApiResponseError } from '../api/client/index.js';
-import { classifyThrown } from '../check/decisions.js';
+import { PLAIN_HTTP_SERVER, classifyThrown } from '../check/decisions.js';
 import { toKubeApiError } from '../kube/errors.js';
 
 /**
@@ -26,6 +26,9 @@ export function describeFailure(err: unknown): string | undefined {
     return `the Kubernetes API answered HTTP ${kube.code}: ${kube.message}`;
   }
   const c = classifyThrown(err);
+  if (c.kind === 'tls' && c.message === PLAIN_HTTP_SERVER) return `${PLAIN_HTTP_SERVER} in the URL`;
+  if (c.kind === 'network' && /EADDRINUSE/.test(c.message))
+    return `cannot listen (${c.message}): another process uses that address; stop it or choose another port (--port)`;
   if (c.kind === 'tls')
     return `TLS failed (${c.message}); the URL must name a host whose certificate this machine trusts`;
   if (c.kind === 'network')

@@ -1,12 +1,14 @@
-import type { Command } from './command.js';
-import { UsageError, wantsHelp } from './command.js';
-import { commands } from './commands.js';
-import { describeFailure } from './failure.js';
+import { parseArgs } from 'node:util';
+import { UsageError, wantsHelp, type Command } from './command.js';
+import { commands, type CommandEntry } from './commands.js';
 import { VERSION } from './version.js';
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
-  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  const lines = commands.map(
+    (c) =>
+      `  ${c.name.padEnd(width)}  ${c.summary}${c.development ? ' (development; not in the image)' : ''}`,
+  );
   return [
     'Usage: endpoint-binder <command> [options]',
     '',
@@ -20,6 +22,47 @@ function overview(): string {
   ].join('\n');
 }
 
+/** `version [-o text|json]` (also `--version`): the build's version, as text or as JSON. */
+function printVersion(argv: string[]): number {
+  let format: string | undefined;
+  try {
+    const { values } = parseArgs({ args: argv, options: { output: { type: 'string', short: 'o' } } });
+    format = values.output ?? 'text';
+  } catch (err) {
+    format = undefined;
+    process.stderr.write(`endpoint-binder version: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+  if (format !== 'text' && format !== 'json') {
+    if (format !== undefined)
+      process.stderr.write(`endpoint-binder version: -o must be "text" or "json", not "${format}"\n`);
+    process.stderr.write('Usage: endpoint-binder version [-o text|json]\n');
+    return 2;
+  }
+  process.stdout.write(
+    format === 'json'
+      ? `${JSON.stringify({ version: VERSION, node: process.versions.node })}\n`
+      : `endpoint-binder ${VERSION}\n`,
+  );
+  return 0;
+}
+
+/**
+ * The command's module, or why this build has none: the production image leaves out the
+ * development commands (the simulators and the demo) on purpose.
+ */
+export async function loadCommand(entry: CommandEntry): Promise<Command | string> {
+  try {
+    return await entry.load();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    return entry.development
+      ? 'not in this build: the production image leaves out the simulators and the demo; run it from a clone (npx endpoint-binder ' +
+          `${entry.name})`
+      : `this build is incomplete (${err instanceof Error ? err.message : String(err)}); reinstall it`;
+  }
+}
+
 /** Dispatches to a subcommand; returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -27,14 +70,16 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(overview() + '\n');
     return name ? 0 : 2;
   }
-  if (name === '--version' || name === 'version') {
-    process.stdout.write(`endpoint-binder ${VERSION}\n`);
-    return 0;
-  }
-  const command: Command | undefined = commands.find((c) => c.name === name);
-  if (!command) {
+  if (name === '--version' || name === 'version') return printVersion(rest);
+  const entry: CommandEntry | undefined = commands.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(`endpoint-binder: unknown command "${name}"\n\n${overview()}\n`);
     return 2;
+  }
+  const command = await loadCommand(entry);
+  if (typeof command === 'string') {
+    process.stderr.write(`endpoint-binder ${entry.name}: ${command}\n`);
+    return 1;
   }
   if (wantsHelp(rest)) {
     process.stdout.write(command.usage + '\n');
@@ -49,6 +94,8 @@ export async function runCli(argv: string[]): Promise<number> {
       );
       return 2;
     }
+    // Loaded only on a failure: it pulls in the API and Kubernetes clients' error types.
+    const { describeFailure } = await import('./failure.js');
     const line = describeFailure(err);
     if (line !== undefined) {
       process.stderr.write(`endpoint-binder ${command.name}: ${line}\n`);

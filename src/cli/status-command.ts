@@ -1,10 +1,11 @@
 import { request } from 'undici';
 import { z } from 'zod';
-import { StatusDocumentSchema, formatStatusTable } from '../controller/status.js';
+import { StatusDocumentSchema } from '../controller/status.js';
 import { UsageError, type Command } from './command.js';
 import { parseFlags } from './flags.js';
 import { writeOut } from './output.js';
 import { dataPathView, readForwarderStatus } from './status-data-path.js';
+import { ListingProgressSchema, statusText } from './status-view.js';
 
 const usage = `Usage: endpoint-binder status [--url <controller http url>] [--forwarder-url <url>]... [-o table|json]
 
@@ -12,8 +13,11 @@ Prints every cluster-bound endpoint of the account with its state as the cluster
 (projected: both Services observed as planned; pending: planned, not yet observed, with what is
 missing; or namespace-missing, name-conflict, port-conflict, invalid-url, not-selected,
 ports-exhausted, error), the reason, its alias and internal Service and forwarder port, from a
-running controller's /status. Any replica answers from its own caches; the header names the Lease
-holder and, when this replica cannot lead, why. With --forwarder-url, a DATA PATH column shows what
+running controller's /status. Each replica answers from its own caches, and only the leader
+writes: a follower's view can lag (during the leader's first sync it may show name-conflict for
+aliases the leader is writing), so for the state of the writes ask the Lease holder the header
+names. Before the first complete listing it says "not yet listed" (with N of M when the controller
+reports it), never "0 endpoints". With --forwarder-url, a DATA PATH column shows what
 the forwarders observed of each endpoint's last connection (ok 2s ago, upstream refused (ERR_730)
 5s ago, no traffic yet), and a header line names each forwarder that could not be read.
 
@@ -53,6 +57,10 @@ export const statusCommand: Command = {
     try {
       const res = await request(url, { headersTimeout: 10_000, bodyTimeout: 10_000 });
       text = await res.body.text();
+      if (res.statusCode === 404) {
+        process.stderr.write(`endpoint-binder status: ${await notServingYet(flags.url)}\n`);
+        return 1;
+      }
       if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
     } catch (err) {
       process.stderr.write(
@@ -81,9 +89,31 @@ export const statusCommand: Command = {
           ),
         }
       : doc.data;
+    const progress = ListingProgressSchema.safeParse(json);
     await writeOut(
-      flags.output === 'json' ? `${JSON.stringify(out, null, 2)}\n` : formatStatusTable(doc.data, view),
+      flags.output === 'json'
+        ? `${JSON.stringify(out, null, 2)}\n`
+        : statusText(doc.data, progress.success ? progress.data.listing : undefined, view),
     );
     return 0;
   },
 };
+
+const ReadyzAnswer = z.object({ ready: z.boolean(), reasons: z.array(z.string()).default([]) }).loose();
+
+/**
+ * Why a controller answers 404 on /status: during its preflight (before it has registered) it
+ * serves only its probes. One line with /readyz's reasons, or what it is if not that.
+ */
+async function notServingYet(base: string): Promise<string> {
+  const readyz = `${base.replace(/\/$/, '')}/readyz`;
+  try {
+    const res = await request(readyz, { headersTimeout: 5_000, bodyTimeout: 5_000 });
+    const body = ReadyzAnswer.safeParse(JSON.parse(await res.body.text()));
+    if (body.success && !body.data.ready)
+      return `the controller at ${base} is starting and serves /status once it has registered (not ready: ${body.data.reasons.join('; ') || 'no reason given'}); endpoint-binder check says what it waits for`;
+  } catch {
+    // not a controller's /readyz either: the line below says so
+  }
+  return `${base} answers 404 on /status and is not a starting controller; is --url the controller's HTTP server (http.listen)?`;
+}

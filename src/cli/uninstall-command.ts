@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ManagementClient } from '../api/client/index.js';
 import { cleanUpServices, uninstall, type UninstallReport } from '../controller/uninstall.js';
-import { KubeClient, kubeConfigFrom } from '../kube/index.js';
+import { KubeClient } from '../kube/index.js';
 import { createLogger } from '../log/logger.js';
 import { systemClock } from '../time/clock.js';
 import { formatCount } from '../time/progress.js';
+import { cliKubeConfig } from './kube-source.js';
 import { UsageError, type Command } from './command.js';
 import { loadControllerSettings } from './controller-settings.js';
 import { writeOut } from './output.js';
@@ -75,7 +76,7 @@ export const uninstallCommand: Command = {
     // stdout carries only the report, so `uninstall ... > report.json` is machine-readable.
     const log = createLogger({ name: 'uninstall', level: config.logLevel, destination: process.stderr });
     const kube = new KubeClient(
-      kubeConfigFrom({
+      cliKubeConfig({
         ...(settings.kubeconfig ? { kubeconfigPath: settings.kubeconfig } : {}),
         ...(settings.context ? { context: settings.context } : {}),
       }),

@@ -1,7 +1,8 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { stringify as toYaml } from 'yaml';
 import { ManagementClient } from '../api/client/index.js';
 import { ALIASES_LABEL } from '../binding/namespace-policy.js';
 import { resolveControllerConfig } from '../controller/config.js';
@@ -12,6 +13,7 @@ import { KubeClient, kinds } from '../kube/index.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { startKubesim, type Kubesim } from '../kubesim/index.js';
 import { startMockApi, type MockApi } from '../mock/server.js';
+import { createControllerAccount } from './controller-account.js';
 import { startEchoUpstream } from './echo-upstream.js';
 
 export interface DemoOptions {
@@ -31,6 +33,8 @@ export interface Demo {
   apiKey: string;
   authtoken: string;
   kubeconfigPath: string;
+  /** The controller's config file (next to the kubeconfig): what `check --config` reads. */
+  configPath: string;
   upstreams: { http: string; tcp: string };
   stop(): Promise<void>;
 }
@@ -103,25 +107,30 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     stops.push(() => web.stop());
     say(`upstreams              web ${web.url}, echo ${echo.url}`);
 
-    const account = api.accounts[0]!;
-    const apiKey = account.api_keys[0]!;
-    const authtoken = account.authtokens[0] ?? '';
+    const mockAccount = api.accounts[0]!;
+    const apiKey = mockAccount.api_keys[0]!;
+    const authtoken = mockAccount.authtokens[0] ?? '';
     const client = new ManagementClient({ baseUrl: api.url, apiKey });
     stops.push(() => client.close());
 
-    const cfg = resolveControllerConfig(
-      {
-        api: { baseUrl: api.url },
-        operatorNamespace: OPERATOR_NAMESPACE,
-        bindings: { endpointSelector: DEMO_SELECTOR },
-        http: { listen: `${host}:0` },
-      },
-      { ENDPOINT_BINDER_API_KEY: apiKey },
-    );
+    const input = {
+      api: { baseUrl: api.url },
+      operatorNamespace: OPERATOR_NAMESPACE,
+      bindings: { endpointSelector: DEMO_SELECTOR },
+      http: { listen: `${host}:0` },
+    };
+    const cfg = resolveControllerConfig(input, { ENDPOINT_BINDER_API_KEY: apiKey });
     if (!cfg.ok) throw new Error(`demo controller config: ${cfg.errors.join('; ')}`);
+    // The same settings in a file, so `endpoint-binder check --config` judges this very install.
+    const configPath = join(dirname(opts.kubeconfigPath), 'demo-controller.yaml');
+    await writeFile(configPath, toYaml(input));
+    const account = await createControllerAccount(kubesim.kubeConfig(), {
+      namespace: OPERATOR_NAMESPACE,
+      release: cfg.config.releaseName,
+    });
     const controller = await startController({
       config: cfg.config,
-      kubeConfig: kubesim.kubeConfig(),
+      kubeConfig: kubesim.kubeConfig(kubesim.serviceAccountToken(OPERATOR_NAMESPACE, account)),
       logger: logger.child({ component: 'controller' }),
     });
     stops.push(() => controller.stop());
@@ -152,6 +161,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       apiKey,
       authtoken,
       kubeconfigPath: opts.kubeconfigPath,
+      configPath,
       upstreams: { http: web.url, tcp: echo.url },
       async stop() {
         for (const stop of stops.reverse()) await stop().catch(() => undefined);

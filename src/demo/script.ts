@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { request } from 'undici';
 import type { Endpoint } from '../api/schemas/endpoint.js';
 import { MANAGED_BY_LABEL } from '../binding/identity.js';
-import { formatStatusTable } from '../controller/status.js';
+import { statusText } from '../cli/status-view.js';
 import { collectionPath, kinds, listAll, KubeClient, KubeTransport, type Service } from '../kube/index.js';
 import { DEMO_NAMESPACE, DEMO_SELECTOR, OPTED_OUT_NAMESPACE, type Demo } from './demo.js';
 import { formatServicesTable } from './services-table.js';
@@ -164,7 +164,7 @@ export async function runDemoScript(
 
   ok =
     (await step('Status (endpoint-binder status)', async () =>
-      formatStatusTable(demo.controller.status()).trimEnd(),
+      statusText(demo.controller.status(), undefined).trimEnd(),
     )) && ok;
 
   ok =

@@ -36,7 +36,7 @@ export { allowedByRules } from './auth.js';
 export { BOOTSTRAP_POLICY, rbacRulesFor } from './rbac.js';
 export { servedKinds } from './kinds.js';
 export type { FailRequestsRule, KubesimFaults } from './faults.js';
-export type { PodContainer, PodRunContext, PodRunner } from './workloads/index.js';
+export type { PodContainer, PodRunContext, PodRunner, PodVolume } from './workloads/index.js';
 
 export interface KubesimOptions {
   /** Default 127.0.0.1. */
@@ -73,6 +73,12 @@ export interface KubesimOptions {
    * by default: without it there are no Pods and Deployments are stored only. See docs/kubesim.md.
    */
   podRunner?: PodRunner;
+  /**
+   * With a podRunner: also run a Job controller (pods from each Job's template until one
+   * succeeds or the Job fails), as a cluster does for Helm's hook Jobs. Off by default: tests
+   * that play the hook Jobs themselves keep doing so.
+   */
+  runJobs?: boolean;
   /** On stop(): how long pod processes get between SIGTERM and SIGKILL; default 2000. */
   podStopGraceMs?: number;
 }
@@ -114,6 +120,7 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     rbac: rbacDefs,
     policies: policyDefs,
     deployments,
+    jobs,
     pods,
   } = buildRegistry(new IpAllocator(opts.serviceClusterIpRange ?? '10.96.0.0/12'), new PortAllocator(), {
     pods: opts.podRunner !== undefined,
@@ -167,7 +174,16 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
 
   const workloads: Workloads | undefined =
     opts.podRunner && pods
-      ? startWorkloads({ store, handlers, deployments, pods, runner: opts.podRunner, log })
+      ? startWorkloads({
+          store,
+          handlers,
+          deployments,
+          pods,
+          runner: opts.podRunner,
+          log,
+          ...(opts.runJobs ? { jobs } : {}),
+          serviceAccountToken: (namespace, name) => saTokens.issue(namespace, name),
+        })
       : undefined;
 
   const cert = opts.tls ? await devCertificate() : undefined;

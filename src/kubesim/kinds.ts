@@ -28,6 +28,7 @@ import {
 export function buildRegistry(ips: IpAllocator, ports: PortAllocator, opts: { pods?: boolean } = {}) {
   const registry = new Registry();
   const deployments = deploymentResource();
+  const jobs = jobResource();
   // Pods are served only with process-backed workloads: nothing runs them otherwise.
   const pods = opts.pods ? podResource() : undefined;
   const namespaces = namespaceResource();
@@ -54,7 +55,7 @@ export function buildRegistry(ips: IpAllocator, ports: PortAllocator, opts: { po
     configMapResource(),
     ...Object.values(rbac),
     deployments,
-    jobResource(),
+    jobs,
     podDisruptionBudgetResource(),
     networkPolicyResource(),
     policies.policies,
@@ -62,7 +63,7 @@ export function buildRegistry(ips: IpAllocator, ports: PortAllocator, opts: { po
     ...reviewResources(),
   ])
     registry.add(def);
-  return { registry, namespaces, serviceAccounts, rbac, policies, deployments, pods };
+  return { registry, namespaces, serviceAccounts, rbac, policies, deployments, jobs, pods };
 }
 
 /** One served resource as `kubectl api-resources` would show it. */

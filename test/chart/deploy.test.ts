@@ -36,7 +36,10 @@ describe.skipIf('skip' in helmTool)('deploy/', () => {
       [
         `ClusterRole/${RELEASE}-${NAMESPACE}-uninstall`,
         `ClusterRoleBinding/${RELEASE}-${NAMESPACE}-uninstall`,
+        // Issue #29: the hook's config and ServiceAccount are its own, so it runs after a refused install.
+        `ConfigMap/${RELEASE}-uninstall`,
         `Job/${RELEASE}-uninstall`,
+        `ServiceAccount/${RELEASE}-uninstall`,
         `Role/${RELEASE}-uninstall-lease`,
         `RoleBinding/${RELEASE}-uninstall-lease`,
       ].sort(),

@@ -138,7 +138,7 @@ export async function renderNotes(values: unknown, opts: RenderOptions = {}): Pr
     const objs = await render(values, {
       ...opts,
       chart,
-      extraArgs: ['--show-only', 'templates/zz-notes.yaml'],
+      extraArgs: [...(opts.extraArgs ?? []), '--show-only', 'templates/zz-notes.yaml'],
     });
     return String(find(objs, 'ConfigMap', 'notes')['data'].notes);
   } finally {

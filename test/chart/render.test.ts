@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { forwarderPodLabels } from '../../src/binding/identity.js';
@@ -43,6 +44,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'ConfigMap/eb-endpoint-binder-config-check',
         'ConfigMap/eb-endpoint-binder-controller',
         'ConfigMap/eb-endpoint-binder-forwarder',
+        'ConfigMap/eb-endpoint-binder-uninstall',
         'Deployment/eb-endpoint-binder-controller',
         'Deployment/eb-endpoint-binder-forwarder',
         'Job/eb-endpoint-binder-config-check',
@@ -56,6 +58,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'RoleBinding/eb-endpoint-binder-forwarder',
         'RoleBinding/eb-endpoint-binder-uninstall-lease',
         'Secret/eb-endpoint-binder-credentials',
+        'Secret/eb-endpoint-binder-uninstall',
         'Service/eb-endpoint-binder-controller-metrics',
         'Service/eb-endpoint-binder-forwarder-metrics',
         'ServiceAccount/eb-endpoint-binder-controller',
@@ -238,13 +241,28 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
       ]);
       expect(podSpec(job).restartPolicy).toBe('Never');
       expect(podSpec(job).serviceAccountName).toBe('eb-endpoint-binder-uninstall');
+      // Issue #29: every input of the hook is a hook resource of its own (created just before it),
+      // so `helm uninstall` of a refused install, whose own objects never existed, runs it too.
       expect(podSpec(job).volumes[0]).toEqual({
         name: 'config',
-        configMap: { name: 'eb-endpoint-binder-controller' },
+        configMap: { name: 'eb-endpoint-binder-uninstall' },
       });
-      expect(c.env.find((e: any) => e.name === 'ENDPOINT_BINDER_API_KEY').valueFrom.secretKeyRef.key).toBe(
-        'API_KEY',
-      );
+      expect(c.env.find((e: any) => e.name === 'ENDPOINT_BINDER_API_KEY').valueFrom.secretKeyRef).toEqual({
+        name: 'eb-endpoint-binder-uninstall',
+        key: 'API_KEY',
+      });
+      for (const [kind, name] of [
+        ['ConfigMap', 'eb-endpoint-binder-uninstall'],
+        ['Secret', 'eb-endpoint-binder-uninstall'],
+        ['ServiceAccount', 'eb-endpoint-binder-uninstall'],
+      ] as const) {
+        const hook = find(objs, kind, name).metadata.annotations?.['helm.sh/hook'] ?? '';
+        expect(hook.split(','), `${kind}/${name}`).toContain('pre-delete');
+      }
+      expect(
+        controllerConfig(objs, 'eb-endpoint-binder-uninstall'),
+        'the hook config is the controller config',
+      ).toEqual(controllerConfig(objs, 'eb-endpoint-binder-controller'));
     }
     const off = await render({ ...REQUIRED, uninstall: { hook: { enabled: false } } });
     expect(kinds(off).filter((k) => k.includes('uninstall'))).toEqual([]);
@@ -439,18 +457,37 @@ describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
     expect(cfg.bindings.enabled).toBe(false);
   });
 
+  it('renders no ServiceMonitor where the Prometheus operator is missing, and no fence before 1.30; NOTES says so', async () => {
+    // Issue #29 item 8: either would fail the install (no such kind) instead of running without it.
+    const values = { ...REQUIRED, metrics: { serviceMonitor: { enabled: true } } };
+    const objs = await render(values, { extraArgs: ['--kube-version', '1.29.0'] });
+    expect(
+      objs.filter((o) => o.kind === 'ServiceMonitor' || o.kind.startsWith('ValidatingAdmissionPolicy')),
+    ).toEqual([]);
+    const notes = await renderNotes(values, { extraArgs: ['--kube-version', '1.29.0'] });
+    expect(notes).toContain('does not serve monitoring.coreos.com/v1\nServiceMonitor');
+    expect(notes).toContain(
+      'OFF: this cluster (Kubernetes v1.29.0) does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (1.30+)',
+    );
+    const served = await render(values);
+    expect(served.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')).length).toBe(2);
+  });
+
   it('renders PodDisruptionBudgets, a ServiceMonitor and NetworkPolicies when enabled', async () => {
-    const objs = await render({
-      ...REQUIRED,
-      bindings: { portRange: { min: 30000, max: 30999 } },
-      controller: { podDisruptionBudget: { enabled: true } },
-      forwarder: { podDisruptionBudget: { enabled: true, minAvailable: null, maxUnavailable: 1 } },
-      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } },
-      networkPolicy: {
-        enabled: true,
-        metricsFrom: [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }],
+    const objs = await render(
+      {
+        ...REQUIRED,
+        bindings: { portRange: { min: 30000, max: 30999 } },
+        controller: { podDisruptionBudget: { enabled: true } },
+        forwarder: { podDisruptionBudget: { enabled: true, minAvailable: null, maxUnavailable: 1 } },
+        metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' }, interval: '15s' } },
+        networkPolicy: {
+          enabled: true,
+          metricsFrom: [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }],
+        },
       },
-    });
+      { extraArgs: ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'] },
+    );
     const cpdb = find(objs, 'PodDisruptionBudget', 'eb-endpoint-binder-controller');
     expect(cpdb['spec']).toEqual({
       minAvailable: 1,
@@ -494,6 +531,13 @@ describe.skipIf('skip' in helmTool)('NOTES.txt', () => {
     );
     expect(notes).toContain('kubectl -n edge get lease shop-controller');
     expect(notes).toContain('endpoint-binder status');
+    // Issue #29 item 5: NOTES names `check`, as docs/install.md does, and asks the leader for status.
+    expect(notes).toContain(
+      'kubectl -n edge exec deploy/shop-endpoint-binder-controller -- endpoint-binder check --config /etc/endpoint-binder/controller.yaml',
+    );
+    const install = readFileSync('docs/install.md', 'utf8');
+    expect(install).toContain('exec "${LEADER%_*}" -- endpoint-binder status');
+    expect(notes).toContain('exec "${LEADER%_*}" -- endpoint-binder status');
     for (const state of [
       'not-selected',
       'namespace-missing',

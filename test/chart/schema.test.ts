@@ -18,12 +18,12 @@ const BAD: [string, unknown, string[]][] = [
   [
     'an empty selector',
     { bindings: { endpointSelector: '' } },
-    ['bindings.endpointSelector', 'greater than or equal to 1'],
+    ['bindings.endpointSelector: must not be empty; write a CEL expression over endpoint.*'],
   ],
   [
     'a blank selector',
     { bindings: { endpointSelector: '  \n' } },
-    ['bindings.endpointSelector', 'Does not match pattern'],
+    ['bindings.endpointSelector: must not be empty; write a CEL expression over endpoint.*'],
   ],
   [
     'a range below 1024',
@@ -57,6 +57,26 @@ const BAD: [string, unknown, string[]][] = [
   ],
   ['a bad log level', { forwarder: { logLevel: 'loud' } }, ['forwarder.logLevel', 'must be one of']],
   ['a bad API URL', { api: { baseUrl: 'ftp://x' } }, ['api.baseUrl']],
+  // Issue #29 item 7: the value and its fix, not JSON-schema words ("Must validate at least one schema").
+  [
+    'an API URL without its scheme',
+    { api: { baseUrl: 'api.example.com' } },
+    [
+      'api.baseUrl: "api.example.com" is not an http:// or https:// URL; write it with its scheme and host, e.g. https://api.example.com',
+    ],
+  ],
+  [
+    'an ingress address without a port',
+    { bindings: { ingress: { address: 'ingress.example.com' } } },
+    ['bindings.ingress.address: "ingress.example.com" is not host:port; write e.g. ingress.example.com:443'],
+  ],
+  [
+    'an existing service account without its name',
+    { controller: { serviceAccount: { create: false } } },
+    [
+      'controller.serviceAccount.name: required when controller.serviceAccount.create is false; name the existing ServiceAccount',
+    ],
+  ],
   ['a bad label key', { bindings: { serviceLabels: { 'a b': 'x' } } }, ['bindings.serviceLabels']],
   [
     'a boolean label value',
@@ -87,6 +107,7 @@ describe.skipIf('skip' in helmTool)('values.schema.json and the chart checks', (
     const r = await template({ ...REQUIRED, ...(values as object) });
     expect(r.code).not.toBe(0);
     for (const w of words) expect(r.stderr).toContain(w);
+    expect(r.stderr).not.toMatch(/Must validate|String length must be/);
   });
 
   it('lists every missing required value at once', async () => {

@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { runCli } from '../../src/cli/run.js';
 import { formatChecks, type CheckResult } from '../../src/check/result.js';
 import type { IngressCheckSettings } from '../../src/check/ingress-probe.js';
 import { runChecks } from '../../src/check/run-checks.js';
+import { controllerStatusCheck } from '../../src/check/controller-status.js';
 import {
   resolveControllerConfig,
   type ControllerConfig,
@@ -46,6 +48,8 @@ function checkArgv(kubeconfig: string): string[] {
     kubeconfig,
     '--forwarder-url',
     forwarderUrl,
+    '--controller-url',
+    controller.url,
     // The test forwarder's setting: plain TCP to the loopback mock ingress.
     '--ingress-tls',
     'false',
@@ -85,7 +89,13 @@ function forwarderSettings(ingress: Record<string, unknown> = { tls: false }): F
 
 function check(
   cfg: ControllerConfig,
-  more: { sim?: Kubesim; token?: string; forwarderUrl?: string; ingress?: IngressCheckSettings } = {},
+  more: {
+    sim?: Kubesim;
+    token?: string;
+    forwarderUrl?: string;
+    ingress?: IngressCheckSettings;
+    controllerUrls?: string[];
+  } = {},
 ) {
   // A separate kubesim holds no install record, so only the shared one gets the ingress lines by default.
   const ingress =
@@ -95,6 +105,7 @@ function check(
     config: cfg,
     kubeConfig: (more.sim ?? env.sim).kubeConfig(more.token),
     forwarderUrls: [more.forwarderUrl ?? forwarderUrl],
+    controllerUrls: more.controllerUrls ?? [controller.url],
     forwarderSelector: 'app.kubernetes.io/component=forwarder',
     ...(ingress ? { ingress } : {}),
     timeoutMs: 5_000,
@@ -115,6 +126,60 @@ async function controllerServiceAccount(sim: Kubesim, name = 'endpoint-binder-co
     },
   });
   expect(res.status).toBe(201);
+}
+
+/** The chart's controller rules (ClusterRole and leader-election Role), bound to `account`. */
+async function grantChartRights(sim: Kubesim, account = 'endpoint-binder-controller'): Promise<void> {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const ref = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+  const subjects = [{ kind: 'ServiceAccount', name: account, namespace: OPERATOR_NS }];
+  for (const [path, body] of [
+    [
+      `${rbac}/clusterroles`,
+      {
+        metadata: { name: 'eb-controller' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['services'],
+            verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+          },
+          { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+        ],
+      },
+    ],
+    [
+      `${rbac}/clusterrolebindings`,
+      { metadata: { name: 'eb-controller' }, roleRef: ref('ClusterRole', 'eb-controller'), subjects },
+    ],
+    [
+      `${rbac}/namespaces/${OPERATOR_NS}/roles`,
+      {
+        metadata: { name: 'eb-controller-leader-election' },
+        rules: [
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['get', 'update'],
+            resourceNames: ['endpoint-binder-controller'],
+          },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+        ],
+      },
+    ],
+    [
+      `${rbac}/namespaces/${OPERATOR_NS}/rolebindings`,
+      {
+        metadata: { name: 'eb-controller-leader-election' },
+        roleRef: ref('Role', 'eb-controller-leader-election'),
+        subjects,
+      },
+    ],
+  ] as const) {
+    const res = await api(sim, 'POST', path, body);
+    expect(res.status, path).toBe(201);
+  }
 }
 
 const CONTROLLER_SA = 'system:serviceaccount:endpoint-binder:endpoint-binder-controller';
@@ -162,6 +227,7 @@ const liveLease = { holder: 'replica-a', renewedAgoMs: 0, durationSeconds: 3600 
 beforeAll(async () => {
   env = await startEnv();
   await controllerServiceAccount(env.sim);
+  await grantChartRights(env.sim);
   controller = await env.startController({
     leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 0.25 },
   });
@@ -204,9 +270,50 @@ describe('endpoint-binder check', () => {
       'forwarders.ready',
       'ingress',
       'cluster.excess-rights',
+      'controllers.status',
     ])
       expect(ids).toContain(id);
     expect(ids.filter((id) => id.startsWith('cluster.rbac.')).length).toBe(5);
+  });
+
+  it("reads the leading controller's /status: its errors and not-ready reasons fail exactly that line", async () => {
+    const doc = {
+      operator: { id: 'k8sop_x', ingress: null },
+      install: { release: 'endpoint-binder', operatorNamespace: OPERATOR_NS },
+      selector: 'true',
+      bindingsEnabled: true,
+      leader: true,
+      leadership: { holder: 'pod-a', since: null, cannotLead: [] },
+      ready: false,
+      notReadyReasons: ['endpoint feed: the management API answered 503'],
+      notificationsLive: false,
+      lastFullSync: null,
+      counts: { error: 1 },
+      deleting: [{ namespace: 'shop', name: 'web', reason: 'waits on finalizer example.com/x' }],
+      endpoints: [
+        { id: 'ep_1', url: 'http://web.shop', state: 'error', reason: 'create Service shop/web: HTTP 500' },
+      ],
+    };
+    const srv = createHttpServer((_req, res) => res.end(JSON.stringify(doc)));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+      const results = await check(config(), { controllerUrls: [url] });
+      expect(failed(results), formatChecks(results)).toEqual(['controllers.status']);
+      const line = results.find((r) => r.id === 'controllers.status')!;
+      expect(line.problems).toEqual([
+        'not ready: endpoint feed: the management API answered 503',
+        'endpoint ep_1 (http://web.shop) in error: create Service shop/web: HTTP 500',
+      ]);
+      expect(line.hint).toContain('1 delete waiting: shop/web (waits on finalizer example.com/x)');
+      // No replica that leads: said so, with the Lease holder it names.
+      const follower = { ...doc, leader: false, ready: true, endpoints: [], counts: {} };
+      const none = controllerStatusCheck([{ from: url, doc: follower }]);
+      expect(none.status).toBe('fail');
+      expect(none.hint).toContain('none of the 1 replicas read leads (Lease holder: pod-a)');
+    } finally {
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
   });
 
   it('a bad API key fails only the key line', async () => {
@@ -284,6 +391,37 @@ describe('endpoint-binder check', () => {
     });
   });
 
+  it("from an admin kubeconfig, the rights lines review the controller's account: its binding deleted, they fail naming it", async () => {
+    await withOwnCluster({ lease: liveLease }, async (sim) => {
+      await controllerServiceAccount(sim);
+      await grantChartRights(sim);
+      const before = await check(config(), { sim });
+      const rbac = (rs: CheckResult[]) => rs.filter((r) => r.id.startsWith('cluster.rbac.'));
+      expect(rbac(before).map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+      for (const r of rbac(before)) expect(r.title.startsWith(`${CONTROLLER_SA} may `), r.title).toBe(true);
+      const del = await api(
+        sim,
+        'DELETE',
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/eb-controller',
+      );
+      expect(del.status).toBe(200);
+      const after = await check(config(), { sim });
+      // The admin running check may do all of it; the controller's account no longer may.
+      expect(
+        failed(after).filter((id) => id.startsWith('cluster.rbac.')),
+        formatChecks(after),
+      ).toEqual([
+        'cluster.rbac.services.get-list-watch-create-update-delete',
+        'cluster.rbac.namespaces.get-list-watch',
+        'cluster.rbac.events.create-patch',
+      ]);
+      expect(after.find((r) => r.id === 'cluster.rbac.events.create-patch')!.hint).toContain(
+        `${CONTROLLER_SA} may not create, patch events`,
+      );
+      expect(formatChecks(after)).toMatch(/\n\d+ of \d+ checks failed.*: exit code 1\.\n$/);
+    });
+  });
+
   it('a service account holding more than the chart grants fails exactly the excess-rights line, naming each extra right', async () => {
     const rules: PolicyRule[] = [
       // The chart's rules, with every verb on Services instead of its six...
@@ -351,7 +489,8 @@ describe('endpoint-binder check', () => {
     const argv = checkArgv(kubeconfig);
     try {
       let io = captured();
-      expect(await runCli(argv)).toBe(0);
+      const first = await runCli(argv);
+      expect(first, io.out() + io.err()).toBe(0);
       expect(io.out()).toMatch(/^✓ config valid/m);
       expect(io.out()).toMatch(
         /^✓ Lease endpoint-binder\/endpoint-binder-controller held and renewed recently/m,

@@ -309,3 +309,22 @@ over TLS or 8 KiB over plain TCP (BENCHMARKS.md: an idle TLS connection costs th
 {{- end -}}
 {{- toYaml $r -}}
 {{- end }}
+
+{{/*
+"true" when the cluster serves what the fence needs: ValidatingAdmissionPolicy in
+admissionregistration.k8s.io/v1 (Kubernetes 1.30+). From the API server's discovery during
+install/upgrade; `helm template` has no cluster (and lists no kinds), so its Kubernetes version
+(helm's default, or --kube-version) decides there.
+*/}}
+{{- define "endpoint-binder.fenceServed" -}}
+{{- if or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) -}}
+true
+{{- end -}}
+{{- end }}
+
+{{/* "true" when the cluster serves the Prometheus operator's ServiceMonitor (its CRD is installed). */}}
+{{- define "endpoint-binder.serviceMonitorServed" -}}
+{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" -}}
+true
+{{- end -}}
+{{- end }}

@@ -7,6 +7,27 @@ Rendered from every template through "endpoint-binder.validate"; each failure na
 {{- if not .Values.api.baseUrl }}
 {{- $errors = append $errors "api.baseUrl: is required (the management API base URL, e.g. https://api.example.com)" }}
 {{- end }}
+{{- /* Patterns and conditions live here, not in values.schema.json: helm words a schema refusal
+in JSON-schema terms ("Must validate at least one schema (anyOf)"), not as the value and its fix. */}}
+{{- if not (trim (toString .Values.bindings.endpointSelector)) }}
+{{- $errors = append $errors "bindings.endpointSelector: must not be empty; write a CEL expression over endpoint.* (\"true\" selects every endpoint)" }}
+{{- end }}
+{{- with .Values.api.baseUrl }}
+{{- if not (regexMatch "^https?://[^\\s/]+(/\\S*)?$" .) }}
+{{- $errors = append $errors (printf "api.baseUrl: %q is not an http:// or https:// URL; write it with its scheme and host, e.g. https://api.example.com" .) }}
+{{- end }}
+{{- end }}
+{{- with .Values.bindings.ingress.address }}
+{{- if not (regexMatch "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$" .) }}
+{{- $errors = append $errors (printf "bindings.ingress.address: %q is not host:port; write e.g. ingress.example.com:443, or leave it empty to use the address the management API returns" .) }}
+{{- end }}
+{{- end }}
+{{- range $c := list "controller" "forwarder" "uninstall" }}
+{{- $sa := (index $.Values $c).serviceAccount }}
+{{- if and (not $sa.create) (not $sa.name) }}
+{{- $errors = append $errors (printf "%s.serviceAccount.name: required when %s.serviceAccount.create is false; name the existing ServiceAccount it runs as (the chart binds its rights to it, never to default)" $c $c) }}
+{{- end }}
+{{- end }}
 {{- $min := int .Values.bindings.portRange.min -}}
 {{- $max := int .Values.bindings.portRange.max -}}
 {{- if gt $min $max }}
@@ -22,6 +43,14 @@ Rendered from every template through "endpoint-binder.validate"; each failure na
 {{- end }}
 {{- if and .Values.bindings.enabled (not .Values.credentials.authtoken) }}
 {{- $errors = append $errors "credentials.authtoken: is required when bindings.enabled is true, unless credentials.existingSecret is set" }}
+{{- end }}
+{{- end }}
+{{- with .Values.credentials.existingSecret }}
+{{- /* Only when the cluster answers (helm install/upgrade; `helm template` looks nothing up): the
+namespace exists and the Secret does not. Otherwise every pod would wait in
+CreateContainerConfigError and the config check until its deadline. */}}
+{{- if and (lookup "v1" "Namespace" "" $.Release.Namespace) (not (lookup "v1" "Secret" $.Release.Namespace .)) }}
+{{- $errors = append $errors (printf "credentials.existingSecret: no Secret %q in namespace %s; create it first (kubectl -n %s create secret generic %s --from-literal=API_KEY=... --from-literal=AUTHTOKEN=...) or set credentials.apiKey and credentials.authtoken instead" . $.Release.Namespace $.Release.Namespace .) }}
 {{- end }}
 {{- end }}
 {{- range $which := list "api" "bindings.ingress" }}

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import type { Logger } from '../../log/logger.js';
 import type { ResourceHandlers } from '../handlers.js';
 import { resourceKey, statusView, type ResourceDef } from '../resources/registry.js';
@@ -7,6 +6,7 @@ import { objectKey, type Store, type StoreEvent } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
 import type { Kubelet } from './kubelet.js';
 import { podReady, rfc3339 } from './pod-status.js';
+import { deleteOwnedPods, deletePod, podNameSuffix } from './owned-pods.js';
 import { controllerUid, podFromTemplate, TEMPLATE_HASH_LABEL, templateHash } from './pod-template.js';
 import { planRollout, resolveFenceposts, type IntOrPercent, type PlanPod } from './rollout.js';
 
@@ -21,13 +21,6 @@ import { planRollout, resolveFenceposts, type IntOrPercent, type PlanPod } from 
 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (isRecord(v) ? v : {});
-
-const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-function suffix(): string {
-  let s = '';
-  for (let i = 0; i < 5; i++) s += SUFFIX_ALPHABET.charAt(randomInt(SUFFIX_ALPHABET.length));
-  return s;
-}
 
 export class DeploymentController {
   private readonly deploymentsKey: string;
@@ -163,13 +156,7 @@ export class DeploymentController {
         terminating: owned.length - active.length,
       });
       for (let i = 0; i < step.create; i++) this.createPod(d, hash);
-      for (const name of step.delete) {
-        try {
-          this.handlers.delete(this.pods, namespace, name, {});
-        } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
-        }
-      }
+      for (const name of step.delete) deletePod(this.handlers, this.pods, namespace, name);
       if (step.create > 0 || step.delete.length > 0) {
         this.log.debug(
           { deployment: key, create: step.create, delete: step.delete },
@@ -201,7 +188,7 @@ export class DeploymentController {
         this.handlers.create(
           this.pods,
           d.metadata.namespace,
-          { value: podFromTemplate(d, hash, suffix()), duplicates: [] },
+          { value: podFromTemplate(d, hash, podNameSuffix()), duplicates: [] },
           {},
         );
         return;
@@ -287,14 +274,6 @@ export class DeploymentController {
   }
 
   private collectGarbage(namespace: string, uid: string | undefined): void {
-    if (this.stopped || !uid) return;
-    for (const p of this.store.list(this.podsKey, namespace)) {
-      if (controllerUid(p) !== uid || p.metadata.deletionTimestamp) continue;
-      try {
-        this.handlers.delete(this.pods, namespace, p.metadata.name, {});
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-      }
-    }
+    if (!this.stopped) deleteOwnedPods(this.store, this.handlers, this.pods, namespace, uid);
   }
 }

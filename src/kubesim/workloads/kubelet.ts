@@ -18,6 +18,7 @@ import {
   type ProbeState,
   type ProbeTarget,
 } from './probe.js';
+import { keyRef, resolveVolumes, type Lookup } from './pod-volumes.js';
 import type { PodContainer, PodRunner } from './runner.js';
 
 /**
@@ -59,7 +60,14 @@ interface RunningPod {
   restartTimer?: NodeJS.Timeout;
   backoff: Backoff;
   gone: boolean;
+  /** The tail of the container's output (the runtime's log), when the runner gave pipes. */
+  logTail: string;
 }
+
+/** What the kubelet keeps of a container's log for its termination message (as the kubelet: 2 KiB). */
+const TERMINATION_LOG_BYTES = 2048;
+/** How often a pod waiting for a Secret or ConfigMap is tried again. */
+const CONFIG_RETRY_MS = 2000;
 
 /** The kubelet's crash-loop backoff: 10 s doubling to 5 min, reset after 10 min of running. */
 const CRASH_BACKOFF = { initialMs: 10_000, maxMs: 300_000, jitter: 0, resetAfterMs: 600_000 };
@@ -78,6 +86,7 @@ export class Kubelet {
     private readonly podsDef: ResourceDef,
     private readonly runner: PodRunner,
     private readonly log: Logger,
+    private readonly serviceAccountToken?: (namespace: string, name: string) => string,
   ) {
     this.status = statusView(podsDef);
     this.resource = resourceKey(podsDef);
@@ -166,7 +175,7 @@ export class Kubelet {
       name: typeof first['name'] === 'string' ? first['name'] : '',
       ...(Array.isArray(first['command']) ? { command: first['command'].map(String) } : {}),
       ...(Array.isArray(first['args']) ? { args: first['args'].map(String) } : {}),
-      env: this.resolveEnv(pod, first, podIP),
+      env: {},
       ports,
     };
     const run: RunningPod = {
@@ -184,6 +193,7 @@ export class Kubelet {
       terminating: false,
       backoff: new Backoff(CRASH_BACKOFF),
       gone: false,
+      logTail: '',
     };
     if (first['readinessProbe'] !== undefined) {
       const parsed = probeSchema.safeParse(first['readinessProbe']);
@@ -201,6 +211,31 @@ export class Kubelet {
   }
 
   private launch(run: RunningPod, pod: KubeObject): void {
+    // As a node's kubelet: env and volumes are resolved at each container start; a missing
+    // Secret or ConfigMap keeps the pod waiting with the reason, tried again.
+    const spec = rec(pod['spec']);
+    const first = rec(Array.isArray(spec['containers']) ? spec['containers'][0] : undefined);
+    const env = this.resolveEnv(pod, first, run.podIP);
+    const volumes = 'error' in env ? undefined : resolveVolumes(pod, first, this.lookup);
+    if ('error' in env || !Array.isArray(volumes)) {
+      run.state = {
+        waiting:
+          'error' in env
+            ? { reason: 'CreateContainerConfigError', message: env.error }
+            : (volumes as { reason: string; message: string }),
+      };
+      this.writeStatus(run, 'Pending');
+      run.restartTimer = setTimeout(() => {
+        const current = this.store.get(this.resource, `${run.namespace}/${run.name}`);
+        if (this.stopped || run.terminating || !current || current.metadata.uid !== run.uid) return;
+        this.launch(run, current);
+      }, CONFIG_RETRY_MS);
+      return;
+    }
+    run.container = { ...run.container, env: env.env };
+    const account = typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : 'default';
+    const token =
+      spec['automountServiceAccountToken'] !== false ? this.tokenFor(run.namespace, account) : undefined;
     let child: ChildProcess;
     try {
       child = this.runner({
@@ -210,6 +245,8 @@ export class Kubelet {
         podIP: run.podIP,
         container: run.container,
         pod,
+        volumes,
+        ...(token !== undefined ? { serviceAccountToken: token } : {}),
       });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -219,6 +256,12 @@ export class Kubelet {
       return;
     }
     run.child = child;
+    run.logTail = '';
+    const keep = (chunk: Buffer): void => {
+      run.logTail = (run.logTail + chunk.toString('utf8')).slice(-TERMINATION_LOG_BYTES);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
     run.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         this.onExit(run, child, code, signal);
@@ -260,6 +303,15 @@ export class Kubelet {
     }
   }
 
+  /** The account's token; none when it has no ServiceAccount object (kubesim creates no "default"). */
+  private tokenFor(namespace: string, account: string): string | undefined {
+    try {
+      return this.serviceAccountToken?.(namespace, account);
+    } catch {
+      return undefined;
+    }
+  }
+
   private setReady(run: RunningPod, ready: boolean): void {
     if (ready) run.readySinceMs ??= Date.now();
     else delete run.readySinceMs;
@@ -277,6 +329,11 @@ export class Kubelet {
     clearTimeout(run.killTimer);
     this.setReady(run, false);
     const exitCode = code ?? 128 + signalNumber(signal);
+    const current = this.store.get(this.resource, `${run.namespace}/${run.name}`);
+    const spec = rec(current?.['spec']);
+    const first = rec(Array.isArray(spec['containers']) ? spec['containers'][0] : undefined);
+    if (!message && exitCode !== 0 && first['terminationMessagePolicy'] === 'FallbackToLogsOnError')
+      message = run.logTail.trimEnd() || undefined;
     run.state = {
       terminated: {
         exitCode,
@@ -291,8 +348,7 @@ export class Kubelet {
       void this.remove(run.namespace, run.name, run.uid);
       return;
     }
-    const pod = this.store.get(this.resource, `${run.namespace}/${run.name}`);
-    const policy = rec(pod?.['spec'])['restartPolicy'] ?? 'Always';
+    const policy = spec['restartPolicy'] ?? 'Always';
     if (policy === 'Never' || (policy === 'OnFailure' && exitCode === 0)) {
       this.writeStatus(run, exitCode === 0 ? 'Succeeded' : 'Failed');
       return;
@@ -390,8 +446,12 @@ export class Kubelet {
     }
   }
 
-  /** The container's env as the kubelet resolves it (missing references are left out, logged). */
-  private resolveEnv(pod: KubeObject, container: Rec, podIP: string): Record<string, string> {
+  /** The container's env as the kubelet resolves it, or the reason it cannot start yet. */
+  private resolveEnv(
+    pod: KubeObject,
+    container: Rec,
+    podIP: string,
+  ): { env: Record<string, string> } | { error: string } {
     const env: Record<string, string> = {};
     const namespace = pod.metadata.namespace ?? '';
     for (const e of Array.isArray(container['env']) ? container['env'] : []) {
@@ -403,47 +463,43 @@ export class Kubelet {
         continue;
       }
       const from = rec(item['valueFrom']);
-      const value = this.envFrom(pod, from, namespace, podIP);
-      if (value !== undefined) env[name] = value;
+      const field = this.fieldRef(pod, from, namespace, podIP);
+      if (field !== undefined) {
+        env[name] = field;
+        continue;
+      }
+      const ref = keyRef(this.lookup, namespace, from);
+      if (ref && 'error' in ref) return { error: ref.error };
+      if (ref) env[name] = ref.value;
       else if (Object.keys(from).length)
         this.log.warn(
           { pod: `${namespace}/${pod.metadata.name}`, env: name },
           'kubesim pod env reference not resolved',
         );
     }
-    return env;
+    return { env };
   }
 
-  private envFrom(pod: KubeObject, from: Rec, namespace: string, podIP: string): string | undefined {
+  private readonly lookup: Lookup = (plural, namespace, name) =>
+    this.store.get(`/${plural}`, `${namespace}/${name}`);
+
+  private fieldRef(pod: KubeObject, from: Rec, namespace: string, podIP: string): string | undefined {
     const fieldPath = rec(from['fieldRef'])['fieldPath'];
-    if (typeof fieldPath === 'string') {
-      const spec = rec(pod['spec']);
-      const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
-      if (m) return rec(pod.metadata[m[1] ?? ''])[m[2] ?? ''] as string | undefined;
-      const fields: Record<string, string | undefined> = {
-        'metadata.name': pod.metadata.name,
-        'metadata.namespace': namespace,
-        'metadata.uid': pod.metadata.uid,
-        'spec.nodeName': KUBESIM_NODE,
-        'spec.serviceAccountName':
-          typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : 'default',
-        'status.podIP': podIP,
-        'status.hostIP': '127.0.0.1',
-      };
-      return fields[fieldPath];
-    }
-    for (const [ref, plural, field] of [
-      ['configMapKeyRef', 'configmaps', 'data'],
-      ['secretKeyRef', 'secrets', 'data'],
-    ] as const) {
-      const r = rec(from[ref]);
-      if (typeof r['name'] !== 'string' || typeof r['key'] !== 'string') continue;
-      const obj = this.store.get(`/${plural}`, `${namespace}/${r['name']}`);
-      const raw = rec(obj?.[field])[r['key']];
-      if (typeof raw !== 'string') return undefined;
-      return ref === 'secretKeyRef' ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-    }
-    return undefined;
+    if (typeof fieldPath !== 'string') return undefined;
+    const spec = rec(pod['spec']);
+    const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
+    if (m) return rec(pod.metadata[m[1] ?? ''])[m[2] ?? ''] as string | undefined;
+    const fields: Record<string, string | undefined> = {
+      'metadata.name': pod.metadata.name,
+      'metadata.namespace': namespace,
+      'metadata.uid': pod.metadata.uid,
+      'spec.nodeName': KUBESIM_NODE,
+      'spec.serviceAccountName':
+        typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : 'default',
+      'status.podIP': podIP,
+      'status.hostIP': '127.0.0.1',
+    };
+    return fields[fieldPath];
   }
 }
 

@@ -17,6 +17,14 @@ export interface PodContainer {
   ports: { name?: string; containerPort: number }[];
 }
 
+/** One volume mounted into the container, with its files as the kubelet would write them. */
+export interface PodVolume {
+  name: string;
+  mountPath: string;
+  /** File name (relative to the mount) → content: a ConfigMap's or Secret's keys (or items); empty for emptyDir. */
+  files: Record<string, Buffer>;
+}
+
 export interface PodRunContext {
   namespace: string;
   name: string;
@@ -27,6 +35,15 @@ export interface PodRunContext {
   container: PodContainer;
   /** The Pod as stored when it was started (volumes, annotations, ... for the runner to map). */
   pod: KubeObject;
+  /** The container's volumeMounts of configMap, secret and emptyDir volumes, resolved. */
+  volumes: PodVolume[];
+  /** The pod's ServiceAccount token, unless automountServiceAccountToken is false. */
+  serviceAccountToken?: string;
 }
 
+/**
+ * Starts the container. When the returned process's stdout and stderr are pipes, the kubelet
+ * keeps their tail as the container runtime's log (a failed container's termination message with
+ * `terminationMessagePolicy: FallbackToLogsOnError`).
+ */
 export type PodRunner = (ctx: PodRunContext) => ChildProcess;

@@ -1,0 +1,45 @@
+import { randomInt } from 'node:crypto';
+import type { ResourceHandlers } from '../handlers.js';
+import { resourceKey, type ResourceDef } from '../resources/registry.js';
+import { ApiError } from '../status.js';
+import type { Store } from '../store.js';
+import { controllerUid } from './pod-template.js';
+
+/** What kubesim's workload controllers (Deployments, Jobs) do alike to the pods they own. */
+
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** The 5 random characters a controller appends to a pod's name (the apiserver's generateName alphabet). */
+export function podNameSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += SUFFIX_ALPHABET.charAt(randomInt(SUFFIX_ALPHABET.length));
+  return s;
+}
+
+/** Deletes one pod (graceful, as a controller does); one already gone is not an error. */
+export function deletePod(
+  handlers: ResourceHandlers,
+  pods: ResourceDef,
+  namespace: string,
+  name: string,
+): void {
+  try {
+    handlers.delete(pods, namespace, name, {});
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+  }
+}
+
+/** The garbage collector for a deleted owner: every pod it controlled goes. */
+export function deleteOwnedPods(
+  store: Store,
+  handlers: ResourceHandlers,
+  pods: ResourceDef,
+  namespace: string,
+  ownerUid: string | undefined,
+): void {
+  if (!ownerUid) return;
+  for (const p of store.list(resourceKey(pods), namespace))
+    if (controllerUid(p) === ownerUid && !p.metadata.deletionTimestamp)
+      deletePod(handlers, pods, namespace, p.metadata.name);
+}
