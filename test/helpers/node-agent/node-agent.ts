@@ -49,6 +49,7 @@ interface Run {
   namespace: string;
   name: string;
   proc?: RunningProcess;
+  hostPorts?: ReadonlyMap<string | number, number>;
   state: ContainerState;
   restarts: number;
   startTime: string;
@@ -65,6 +66,10 @@ export interface NodeAgent {
   readonly nodeName: string;
   /** Output of every pod process so far, by pod name (for failure messages). */
   outputs(): Record<string, string>;
+  /** The process of a running pod's container (a test kills it as the OOM killer would). */
+  pid(podName: string): number | undefined;
+  /** Where a running pod's container port (by name or number) listens here. */
+  hostPort(podName: string, port: string | number): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -163,7 +168,9 @@ export async function startNodeAgent(opts: {
       });
     } catch (err) {
       const body = (err as { body?: unknown }).body;
-      log(`status of ${run.namespace}/${run.name} not written: ${String(err)} ${typeof body === 'string' ? body : JSON.stringify(body)}`);
+      log(
+        `status of ${run.namespace}/${run.name} not written: ${String(err)} ${typeof body === 'string' ? body : JSON.stringify(body)}`,
+      );
     }
   };
 
@@ -187,6 +194,7 @@ export async function startNodeAgent(opts: {
       hostPorts.set(p.containerPort, port);
       if (p.name) hostPorts.set(p.name, port);
     }
+    run.hostPorts = hostPorts;
     try {
       run.proc = await opts.runner({ pod, hostPorts });
     } catch (err) {
@@ -361,6 +369,15 @@ export async function startNodeAgent(opts: {
 
   return {
     nodeName,
+    pid(podName) {
+      for (const run of runs.values())
+        if (run.name === podName && run.proc?.child.exitCode === null) return run.proc.child.pid;
+      return undefined;
+    },
+    hostPort(podName, port) {
+      for (const run of runs.values()) if (run.name === podName) return run.hostPorts?.get(port);
+      return undefined;
+    },
     outputs() {
       for (const run of runs.values()) if (run.proc) outputs[run.name] = run.proc.output();
       return { ...outputs };
