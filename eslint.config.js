@@ -92,7 +92,13 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/endpoint-binder.js', 'test/helpers/control-plane/watchdog.mjs'] },
+        projectService: {
+          allowDefaultProject: [
+            'eslint.config.js',
+            'bin/endpoint-binder.js',
+            'test/helpers/control-plane/watchdog.mjs',
+          ],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },
