@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
@@ -11,6 +11,7 @@ import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec, waitFor } from './exec.js';
 import { playHookJobs, type HookRun } from './kubesim-jobs.js';
 import { podName, podTemplateSchema, runPod, templateHash, type PodProcess } from './kubesim-pods.js';
+import { exchangeThroughAlias } from './local-exchange.js';
 import type { ChartValues, E2eTarget } from './target.js';
 
 /**
@@ -348,30 +349,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
         }
         throw new Error(`no pod ${name}`);
       },
-      async exchange(host, port, data) {
-        // Cluster DNS and kube-proxy: name.namespace → the alias's externalName → the internal
-        // Service → its targetPort on the forwarder.
-        const [name = '', ns = ''] = host.split('.');
-        const alias = await core.readNamespacedService({ namespace: ns, name });
-        const target = /^([^.]+)\.([^.]+)\.svc\./.exec(alias.spec?.externalName ?? '');
-        if (!target) throw new Error(`${host} is not an alias: ${JSON.stringify(alias.spec)}`);
-        const internal = await core.readNamespacedService({ namespace: target[2]!, name: target[1]! });
-        const targetPort = internal.spec?.ports?.find((p) => p.port === port)?.targetPort;
-        if (typeof targetPort !== 'number')
-          throw new Error(`${host}:${port}: no such port on the internal Service`);
-        return await new Promise<string>((res, rej) => {
-          const s = connect({ host: '127.0.0.1', port: targetPort, allowHalfOpen: true });
-          const chunks: Buffer[] = [];
-          s.setTimeout(20_000, () => s.destroy(new Error('timeout')));
-          s.on('connect', () => s.end(data));
-          s.on('data', (c: Buffer) => chunks.push(c));
-          s.on('error', rej);
-          s.on('end', () => {
-            res(Buffer.concat(chunks).toString());
-            s.destroy();
-          });
-        });
-      },
+      exchange: (host, port, data) => exchangeThroughAlias(core, host, port, data),
       close,
     };
     return target;
