@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { ManagementClient } from '../api/client/index.js';
 import { staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import type { InstallIdentity } from '../binding/identity.js';
@@ -120,7 +120,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     ? { now: () => base.now(), sleep: (ms, s) => base.sleep(ms, s), random: opts.random }
     : base;
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'endpoint_binder_process_' });
+  // prom-client's names already say process_/nodejs_: the prefix is ours alone
+  // (endpoint_binder_process_cpu_seconds_total, not endpoint_binder_process_process_…).
+  collectDefaultMetrics({ register: registry, prefix: 'endpoint_binder_' });
+  new Gauge({
+    name: 'endpoint_binder_build_info',
+    help: 'Always 1; the labels say which build runs (version, Node.js version).',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  }).set({ version: VERSION, node: process.version }, 1);
   const metrics = controllerMetrics(registry);
   const ctl = new AbortController();
   const signal = ctl.signal;

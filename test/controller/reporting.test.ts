@@ -84,6 +84,14 @@ describe('controller: status, metrics, events, logs, selector test', () => {
     expect(text).toMatch(/endpoint_binder_plan_duration_seconds_count \d+/);
   });
 
+  it('names the process metrics once and says which build runs', async () => {
+    const text = await (await fetch(`${ctl.url}/metrics`)).text();
+    expect(text).toMatch(/^endpoint_binder_process_cpu_seconds_total \d/m);
+    expect(text).toMatch(/^endpoint_binder_nodejs_eventloop_lag_seconds /m);
+    expect(text, 'a doubled prefix').not.toContain('endpoint_binder_process_process_');
+    expect(text).toMatch(/^endpoint_binder_build_info\{version="\d+\.\d+\.\d+[^"]*",node="v\d+[^"]*"\} 1$/m);
+  });
+
   it('records Kubernetes Events on the Services and on its Pod', async () => {
     const transport = new KubeTransport(env.sim.kubeConfig());
     const events = await eventually(async () => {
