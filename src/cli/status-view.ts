@@ -10,9 +10,9 @@ import { formatStatusTable, type StatusDocument } from '../controller/status.js'
  */
 
 /**
- * The listing progress a controller may report beside the status document (not part of
- * StatusDocumentSchema yet): `listing.listed` endpoints read so far of `listing.total` (null when
- * the API gives no total).
+ * The listing progress a controller reports in its status document while a listing runs
+ * (StatusDocumentSchema's `listing`): `listing.listed` endpoints read so far of `listing.total`
+ * (null when the API gives no total). Read on its own so a document without it still parses.
  */
 export const ListingProgressSchema = z
   .object({

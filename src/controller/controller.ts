@@ -434,6 +434,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       notReadyReasons: ready.reasons,
       notificationsLive: feed.live,
       lastFullSync: lastFullSync !== undefined ? new Date(lastFullSync).toISOString() : null,
+      ...(feed.listingProgress !== undefined
+        ? { listing: { listed: feed.listingProgress, total: null } }
+        : {}),
       counts: stateCounts(statuses),
       deleting: deleting.list(),
       deletionCandidates: feed.deletionCandidates().map((c) => ({

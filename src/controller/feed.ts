@@ -120,6 +120,7 @@ export class EndpointFeed {
   private readonly held = new Map<string, Held>();
   private completeListing = false;
   private lastFullSyncAt: number | undefined;
+  private listedSoFar: number | undefined;
   private streamLive = false;
   /** Changes seen while a listing runs; re-applied over its result, so nothing newer is lost. */
   private duringList: OperatorEvent[] | undefined;
@@ -195,6 +196,14 @@ export class EndpointFeed {
     return this.lastFullSyncAt;
   }
 
+  /**
+   * Endpoints read so far by the listing under way, or undefined when none runs. The API pages
+   * carry no total, so this is all `status` can say of a first sync's progress.
+   */
+  get listingProgress(): number | undefined {
+    return this.listedSoFar;
+  }
+
   get live(): boolean {
     return this.streamLive;
   }
@@ -252,6 +261,7 @@ export class EndpointFeed {
     const generation = this.opts.registration.generation;
     this.duringList = [];
     const listed = new Map<string, Held>();
+    this.listedSoFar = 0;
     try {
       for await (const ep of this.opts.client.kubernetesOperators.boundEndpoints(
         this.opts.registration.operatorId(),
@@ -260,8 +270,10 @@ export class EndpointFeed {
         },
       )) {
         listed.set(ep.id, { record: toRecord(ep), updatedAt: ep.updated_at });
+        this.listedSoFar = listed.size;
       }
     } catch (err) {
+      this.listedSoFar = undefined;
       this.duringList = undefined;
       this.opts.metrics.apiCalls.inc({ call: 'list_bound_endpoints', result: 'error' });
       if (!signal?.aborted) {
@@ -274,6 +286,7 @@ export class EndpointFeed {
       return false;
     }
     this.opts.metrics.apiCalls.inc({ call: 'list_bound_endpoints', result: 'ok' });
+    this.listedSoFar = undefined;
     const replay = this.duringList;
     this.duringList = undefined;
     let lacking = 0;

@@ -27,6 +27,13 @@ export const StatusDocumentSchema = z.object({
   notReadyReasons: z.array(z.string()).optional(),
   notificationsLive: z.boolean(),
   lastFullSync: z.string().nullable(),
+  /**
+   * A listing under way: the endpoints read so far, and the total when the API tells it (its
+   * pages do not: null). Absent when no listing runs, and from older controllers.
+   */
+  listing: z
+    .object({ listed: z.number().int().min(0), total: z.number().int().min(0).nullable() })
+    .optional(),
   counts: z.record(z.string(), z.number()),
   /**
    * Services of this install whose delete was accepted and waits on finalizers (issued once,

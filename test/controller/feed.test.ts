@@ -122,6 +122,50 @@ function polledFeed(
   return { clock, client, feed };
 }
 
+describe('endpoint feed: listing progress', () => {
+  it('counts the endpoints read while a listing runs, and says nothing once it ends', async () => {
+    // Page 0 at once, page 1 only when the test lets it go.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname.endsWith('/events')) return void res.writeHead(404).end();
+      const page = Number(url.searchParams.get('page') ?? '0');
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const send = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            endpoints: page === 0 ? [ep(0), ep(1), ep(2)] : [ep(3)],
+            uri: `${base}${req.url ?? ''}`,
+            next_page_uri: page === 0 ? `${base}/kubernetes_operators/k8sop_x/bound_endpoints?page=1` : null,
+          }),
+        );
+      };
+      if (page === 0) send();
+      else void held.then(send);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { client, feed } = listedFeed(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      expect(feed.listingProgress, 'before any listing').toBeUndefined();
+      const listing = feed.relist('first');
+      await waitFor(() => feed.listingProgress === 3 || undefined, 'three endpoints read', {
+        timeoutMs: 5_000,
+      });
+      expect(feed.complete, 'mid-listing').toBe(false);
+      release();
+      expect(await listing).toBe(true);
+      expect(feed.listingProgress, 'after the listing').toBeUndefined();
+      expect(feed.size).toBe(4);
+    } finally {
+      release();
+      await client.close();
+      server.close();
+    }
+  });
+});
+
 describe('endpoint feed: only a complete listing removes', () => {
   let server: Server | undefined;
   afterEach(() => server?.close());
