@@ -96,7 +96,7 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
             };
             return !allowedByRules(rbacRulesFor(reduced, who), r.attrs);
           });
-          if (!wouldFail)
+          if (!wouldFail && !onlyOffTheHappyPath(role.metadata.name, rule))
             unneeded.push(`${role.kind}/${role.metadata.name} rule ${i}: ${JSON.stringify(rule)}`);
         });
       }
@@ -105,3 +105,13 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
     });
   });
 });
+
+/**
+ * Rules that the scenario's happy path cannot need, each needed on a path that other tests walk:
+ * the forwarder's Warning Event `IngressRecordRefused`, sent only when the install record names
+ * an ingress other than the pinned one (test/forwarder/ingress-pin.test.ts).
+ */
+function onlyOffTheHappyPath(role: string, rule: unknown): boolean {
+  const r = rule as { resources?: string[]; verbs?: string[] };
+  return role.endsWith('-forwarder') && r.resources?.length === 1 && r.resources[0] === 'events';
+}
