@@ -41,6 +41,9 @@ describe.skipIf('skip' in helmTool)('RBAC: least privilege', () => {
         resourceNames: ['eb-install'],
       },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create'], namespaces: ['ops'] },
+      // `endpoint-binder check` in the controller's pod reads the forwarder pods' readiness
+      // (test/real/product.real.ts runs it with the controller's token on a real API server).
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'], namespaces: ['ops'] },
     ]);
     expect(kubesimRulesFor(objs, SA.forwarder)).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'], namespaces: ['ops'] },
@@ -202,6 +205,6 @@ describe.skipIf('skip' in helmTool)('renderForTarget (for a local-process e2e ta
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'], namespaces: ['ops'] },
     ]);
     expect(r.rules.uninstall[0]?.verbs).toEqual(['get', 'list', 'delete', 'update']);
-    expect(r.rules.controller.length).toBe(7);
+    expect(r.rules.controller.length).toBe(8);
   });
 });

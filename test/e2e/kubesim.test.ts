@@ -107,11 +107,16 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
 });
 
 /**
- * Rules that the scenario's happy path cannot need, each needed on a path that other tests walk:
+ * Rules that the scenario's components cannot need, each needed on a path that other tests walk:
  * the forwarder's Warning Event `IngressRecordRefused`, sent only when the install record names
- * an ingress other than the pinned one (test/forwarder/ingress-pin.test.ts).
+ * an ingress other than the pinned one (test/forwarder/ingress-pin.test.ts); the controller's
+ * `pods` get/list, used only by `endpoint-binder check` run in its pod (test/real/product.real.ts
+ * runs it with the controller's token on a real API server).
  */
 function onlyOffTheHappyPath(role: string, rule: unknown): boolean {
   const r = rule as { resources?: string[]; verbs?: string[] };
-  return role.endsWith('-forwarder') && r.resources?.length === 1 && r.resources[0] === 'events';
+  const only = (resource: string) => r.resources?.length === 1 && r.resources[0] === resource;
+  return (
+    (role.endsWith('-forwarder') && only('events')) || (role.endsWith('-controller-check') && only('pods'))
+  );
 }
