@@ -88,6 +88,9 @@ export async function startRealTarget(
     const agentLog: string[] = [];
     agent = await startNodeAgent({
       kubeConfig: cluster.kubeConfig(),
+      // Its own node and namespace: other test files' targets share this control plane.
+      nodeName: `process-node-${release}`,
+      namespaces: [namespace],
       onLog: (line) => {
         agentLog.push(line);
         if (process.env['E2E_AGENT_LOG'] === '1') console.log(`[node agent] ${line}`);

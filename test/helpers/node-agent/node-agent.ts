@@ -77,6 +77,11 @@ export async function startNodeAgent(opts: {
   kubeConfig: KubeConfig;
   runner: NodePodRunner;
   nodeName?: string;
+  /**
+   * Only pods of these namespaces are bound and run (default: all). Agents of test files that
+   * share one control plane must not run each other's pods: each has its own node and namespaces.
+   */
+  namespaces?: readonly string[];
   pollMs?: number;
   onLog?: (line: string) => void;
 }): Promise<NodeAgent> {
@@ -313,6 +318,7 @@ export async function startNodeAgent(opts: {
     for (const pod of pods.items) {
       const uid = pod.metadata?.uid ?? '';
       const namespace = pod.metadata?.namespace ?? '';
+      if (opts.namespaces && !opts.namespaces.includes(namespace)) continue;
       const name = pod.metadata?.name ?? '';
       seen.add(uid);
       if (!pod.spec?.nodeName) {
