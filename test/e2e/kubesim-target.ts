@@ -6,12 +6,12 @@ import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api, type V1Job } from '@kuber
 import { z } from 'zod';
 import { startKubesim, type Kubesim, type RbacObjects } from '../../src/kubesim/index.js';
 import type { KubeObject } from '../../src/kubesim/types.js';
-import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec, waitFor } from './exec.js';
 import { playHookJobs, type HookRun } from './kubesim-jobs.js';
 import { podName, podTemplateSchema, runPod, templateHash, type PodProcess } from './kubesim-pods.js';
-import { exchangeThroughAlias } from './local-exchange.js';
+import { exchangeThroughAlias, localProcessValues, loopbackArgs } from './local-process.js';
 import type { ChartValues, E2eTarget } from './target.js';
 
 /**
@@ -106,27 +106,7 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
     // A port window of its own: above test/system/data-path.test.ts's (20000-29999) and below
     // the kernel's ephemeral ports (32768+), where another test's socket could hold a port.
     const base = 30_000 + Math.floor(Math.random() * 10) * 250;
-    const baseValues: ChartValues = {
-      api: { baseUrl: mock.url },
-      credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
-      // A short grace for foreign names, so the scenario's name conflict resolves within a step.
-      bindings: {
-        portRange: { min: base, max: base + 249 },
-        ingress: { tls: false },
-        foreignNameGraceSeconds: 2,
-      },
-      // One forwarder: on one host two processes cannot listen on the same ports.
-      forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
-      controller: {
-        leaderElection: { leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
-      },
-    };
-    const loopbackArgs = (component: string): string[] =>
-      component === 'controller'
-        ? ['--listen', '127.0.0.1:0']
-        : component === 'forwarder'
-          ? ['--listen-host', '127.0.0.1', '--http-listen', '127.0.0.1:0']
-          : [];
+    const baseValues = localProcessValues(mock.url, mock.key, base);
 
     const helmEnv = {
       PATH: process.env['PATH'] ?? '',

@@ -6,11 +6,11 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { ControlPlaneClient } from '../helpers/control-plane/control-plane.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { startApiProxy, type ApiProxy } from '../helpers/api-proxy.js';
-import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { startNodeAgent, type NodeAgent } from '../helpers/node-agent/node-agent.js';
 import { exec } from './exec.js';
 import { podTemplateSchema, runPod } from './kubesim-pods.js';
-import { exchangeThroughAlias } from './local-exchange.js';
+import { exchangeThroughAlias, localProcessValues, loopbackArgs } from './local-process.js';
 import type { ChartValues, E2eTarget } from './target.js';
 
 /**
@@ -77,14 +77,6 @@ export async function startRealTarget(
     await new Promise<void>((r) => echo!.listen(0, '127.0.0.1', r));
     const echoPort = (echo.address() as AddressInfo).port;
 
-    const loopbackArgs = (component: string, ports?: ReadonlyMap<string | number, number>): string[] => {
-      const http = ports?.get('http') ?? 0;
-      return component === 'controller'
-        ? ['--listen', `127.0.0.1:${http}`]
-        : component === 'forwarder'
-          ? ['--listen-host', '127.0.0.1', '--http-listen', `127.0.0.1:${http}`]
-          : [];
-    };
     const agentLog: string[] = [];
     agent = await startNodeAgent({
       kubeConfig: cluster.kubeConfig(),
@@ -110,20 +102,7 @@ export async function startRealTarget(
 
     // A port window of its own, apart from the kubesim target's (30000-32499).
     const base = 22_000 + (opts.portWindow ?? Math.floor(Math.random() * 8)) * 250;
-    const baseValues: ChartValues = {
-      api: { baseUrl: proxy.url },
-      credentials: { apiKey: mock.key, authtoken: ACME_AUTHTOKEN },
-      bindings: {
-        portRange: { min: base, max: base + 249 },
-        ingress: { tls: false },
-        foreignNameGraceSeconds: 2,
-      },
-      // One forwarder: on one host two processes cannot listen on the same ports.
-      forwarder: { replicas: 1, drain: { delaySeconds: 0, timeoutSeconds: 1 } },
-      controller: {
-        leaderElection: { leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
-      },
-    };
+    const baseValues = localProcessValues(proxy.url, mock.key, base);
     const helmEnv = {
       PATH: process.env['PATH'] ?? '',
       HOME: work,
