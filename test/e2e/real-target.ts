@@ -28,8 +28,6 @@ export interface RealTarget extends E2eTarget {
   /** The path from the controllers to the management API (api.baseUrl points at it). */
   readonly proxy: ApiProxy;
   readonly mock: TestMock;
-  /** helm's error instead of a throw. */
-  tryInstall(values: ChartValues): Promise<{ ok: boolean; error: string }>;
 }
 
 export async function startRealTarget(
@@ -158,14 +156,6 @@ export async function startRealTarget(
           valuesFile(values),
           ...wait,
         ]);
-      },
-      async tryInstall(values) {
-        try {
-          await target.install(values);
-          return { ok: true, error: '' };
-        } catch (err) {
-          return { ok: false, error: err instanceof Error ? err.message : String(err) };
-        }
       },
       async upgrade(values) {
         await helm(['upgrade', release, chart, '-n', namespace, '-f', valuesFile(values), ...wait]);

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { locateControlPlane } from '../helpers/control-plane/binaries.js';
 import { startControlPlane } from '../helpers/control-plane/control-plane.js';
 import { realCluster } from '../helpers/control-plane/use.js';
+import { REAL_CLUSTER_USERS } from '../helpers/control-plane/users.js';
 
 /**
  * The harness itself: the shared control plane is the real thing (its version, its bootstrap
@@ -61,6 +62,25 @@ d('the real control plane', () => {
     // RBAC is on: the default account may not list Services.
     const denied = await cluster.fetch('GET', '/api/v1/namespaces/default/services', undefined, token);
     expect(denied.status, JSON.stringify(denied.body)).toBe(403);
+  });
+
+  it("authenticates the named test users' static tokens as those users, with their groups", async () => {
+    for (const [user, groups] of Object.entries(REAL_CLUSTER_USERS)) {
+      const r = await cluster.fetch(
+        'POST',
+        '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+        { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        cluster.userTokens[user],
+      );
+      expect(r.status, `${user}: ${JSON.stringify(r.body)}`).toBe(201);
+      const info = z
+        .object({
+          status: z.object({ userInfo: z.object({ username: z.string(), groups: z.array(z.string()) }) }),
+        })
+        .parse(r.body).status.userInfo;
+      expect(info.username).toBe(user);
+      expect(info.groups).toEqual(expect.arrayContaining(groups));
+    }
   });
 
   it('records writes to Services in the audit log', async () => {

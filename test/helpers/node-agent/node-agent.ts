@@ -59,7 +59,6 @@ interface Run {
   readySince?: number;
   timer?: NodeJS.Timeout;
   terminating: boolean;
-  finished: boolean;
 }
 
 export interface NodeAgent {
@@ -284,7 +283,6 @@ export async function startNodeAgent(opts: {
     }
     const policy = pod.spec?.restartPolicy ?? 'Always';
     if (policy === 'Never' || (policy === 'OnFailure' && exitCode === 0)) {
-      run.finished = true;
       await writeStatus(run, exitCode === 0 ? 'Succeeded' : 'Failed');
       return;
     }
@@ -357,7 +355,6 @@ export async function startNodeAgent(opts: {
         startTime: rfc3339(Date.now()),
         probeState: initialProbeState,
         terminating: false,
-        finished: false,
       };
       runs.set(uid, run);
       await launch(run, pod);
