@@ -181,8 +181,16 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
       },
       { timeoutMs: 90_000, intervalMs: 500 },
     );
-    // The new leader's first sync and a resync (10 s) have run by then.
-    await new Promise((r) => setTimeout(r, 15_000));
+    // Not a fixed sleep (under load the first sync may take longer): the new leader is ready,
+    // that is caught up with its first sync, and then a resync interval (10 s) has passed.
+    const port = t.agent.hostPort(leader.replace(/_[0-9a-f]+$/, ''), 'http');
+    expect(port, `the leader ${leader} runs here`).toBeDefined();
+    await waitFor(
+      `the new leader ${leader} ready`,
+      async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    await new Promise((r) => setTimeout(r, 11_000));
     const writes = serviceWrites(mark);
     expect(writes, `Service writes by ${leader} after the restart:\n${describeWrites(writes)}`).toEqual([]);
     const after = await owned();
