@@ -50,7 +50,7 @@ ENDPOINT_BINDER_AUTHTOKEN is set)
 Options:
   --config-only       check the config only (file, flags, environment); no network access
   --config <file>     the controller's config file
-  --kubeconfig <file> kubeconfig to use (default: in-cluster, then KUBECONFIG, ~/.kube/config)
+  --kubeconfig <file> kubeconfig to use (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context <name>    kubeconfig context
   --forwarder-url <url>        a forwarder's HTTP server to ask (repeatable; default: list its Pods)
   --controller-url <url>       a controller's HTTP server to read /status from (repeatable; default:
