@@ -75,4 +75,21 @@ describe.skipIf('skip' in helm)('helm install into kubesim with a selector that 
     expect(run?.output).toContain(`Event ConfigRefused written in namespace ${t.namespace}`);
     expect(t.crashes()).toEqual([]);
   }, 180_000);
+
+  it('a second helm install is refused by helm; helm upgrade --install with the fix (as the Event says) deploys', async () => {
+    // Issue #29 item 2: the obvious next step after a refused install.
+    const again = await t.tryInstall(t.baseValues);
+    expect(again.ok).toBe(false);
+    expect(again.error).toContain('cannot re-use a name that is still in use');
+    const out = await t.upgradeInstall(t.baseValues);
+    expect(out).toContain('STATUS: deployed');
+    const apps = t.kubeConfig().makeApiClient(AppsV1Api);
+    const controller = await apps.readNamespacedDeployment({
+      namespace: t.namespace,
+      name: `${t.release}-endpoint-binder-controller`,
+    });
+    // The release's objects now exist (the target's kubelet has started its pods: rollOut()).
+    expect(controller.metadata?.labels?.['app.kubernetes.io/instance']).toBe(t.release);
+    expect(t.crashes()).toEqual([]);
+  }, 240_000);
 });
