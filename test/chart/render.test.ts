@@ -311,6 +311,21 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
     const off = await render({ ...REQUIRED, networkPolicy: { enabled: false } });
     expect(off.filter((o) => o.kind === 'NetworkPolicy')).toEqual([]);
   });
+
+  it('NOTES names networkPolicy.metricsFrom when a ServiceMonitor is on and no scraper may reach the ports', async () => {
+    const scraped = { ...REQUIRED, metrics: { serviceMonitor: { enabled: true } } };
+    const notes = await renderNotes(scraped, {
+      extraArgs: ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'],
+    });
+    expect(notes).toContain(
+      'Prometheus cannot scrape: set\nnetworkPolicy.metricsFrom to its pods or namespace',
+    );
+    const allowed = await renderNotes(
+      { ...scraped, networkPolicy: { metricsFrom: [{ namespaceSelector: {} }] } },
+      { extraArgs: ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'] },
+    );
+    expect(allowed).not.toContain('Prometheus cannot scrape');
+  });
 });
 
 describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
