@@ -137,7 +137,7 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     expect(table).toMatch(new RegExp(`${ids.dead}\\s.*upstream refused \\(ERR_730\\) \\d+s ago`));
     expect(table).toMatch(new RegExp(`${ids.live}\\s.*ok \\d+s ago`));
     expect(table).toMatch(new RegExp(`${ids.idle}\\s.*no traffic yet`));
-    expect(table).toContain(`data path: cannot read forwarder ${closed}/status: ECONNREFUSED`);
+    expect(table).toContain(`data path: forwarder ${closed}/status unknown (ECONNREFUSED)`);
   });
 
   it('status says so when no forwarder can be read', async () => {
@@ -146,11 +146,13 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     const code = await runCli(['status', '--url', ctl.url, '--forwarder-url', closed, '-o', 'json']);
     const json = JSON.parse(io.out()) as {
       endpoints: { id: string; dataPath?: string }[];
-      forwarders: { url: string; read: boolean; problem?: string }[];
+      dataPath: { forwarders: { name: string; url: string; read: boolean; problem?: string }[] };
     };
     vi.restoreAllMocks();
     expect(code).toBe(0);
-    expect(json.forwarders).toEqual([{ url: `${closed}/status`, read: false, problem: 'ECONNREFUSED' }]);
+    expect(json.dataPath.forwarders).toEqual([
+      { name: `${closed}/status`, url: `${closed}/status`, read: false, problem: 'ECONNREFUSED' },
+    ]);
     expect(json.endpoints.find((e) => e.id === ids.dead)?.dataPath).toBe('unknown (no forwarder read)');
   });
 });
