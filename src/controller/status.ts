@@ -92,7 +92,7 @@ function pad(rows: string[][]): string {
 /** The table `endpoint-binder status` prints: one line per endpoint, then a summary. Pure. */
 export function formatStatusTable(
   doc: StatusDocument,
-  /** The forwarders' data-path observations (`status --forwarder-url`): a DATA PATH column and header notes. */
+  /** The forwarders' data-path observations (the document's `dataPath`): a DATA PATH column and header notes. */
   dataPath?: { cells: ReadonlyMap<string, string>; notes: readonly string[] },
 ): string {
   const header = ['ENDPOINT', 'URL', 'STATE', 'ALIAS', 'INTERNAL SERVICE', 'TARGET PORT', 'REASON'];
