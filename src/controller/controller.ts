@@ -433,6 +433,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       podForwarderSource({ transport, namespace: config.operatorNamespace, release: config.releaseName }),
     clock,
     log: log.child({ component: 'data-path' }),
+    registry,
     ...(opts.dataPath?.intervalMs !== undefined ? { intervalMs: opts.dataPath.intervalMs } : {}),
   });
   const statusDoc = (): StatusDocument => {

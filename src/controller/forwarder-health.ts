@@ -4,6 +4,7 @@
  * timeout and a few reads at a time, on a timer (never per `/status` request: a tool polling
  * `/status` costs the forwarders nothing). What the answers mean is decided in data-path.ts.
  */
+import { Gauge, type Registry } from 'prom-client';
 import { request } from 'undici';
 import { ForwarderStatusSchema } from '../forwarder/forwarder-status.js';
 import type { KubeTransport } from '../kube/index.js';
@@ -163,14 +164,26 @@ export interface DataPathGathererOptions {
   intervalMs?: number;
   timeoutMs?: number;
   concurrency?: number;
+  /** Where `endpoint_binder_data_path_forwarders{read}` goes. */
+  registry?: Registry;
 }
 
 /** Keeps the last snapshot current: a gathering at once, then one every `intervalMs`. */
 export class DataPathGatherer {
   private last: DataPathSnapshot | undefined;
   private problems = new Map<string, string>();
+  private readonly forwarders: Gauge | undefined;
 
-  constructor(private readonly o: DataPathGathererOptions) {}
+  constructor(private readonly o: DataPathGathererOptions) {
+    this.forwarders = o.registry
+      ? new Gauge({
+          name: 'endpoint_binder_data_path_forwarders',
+          help: 'Forwarders found at the last data-path gathering, by whether their /status could be read.',
+          labelNames: ['read'],
+          registers: [o.registry],
+        })
+      : undefined;
+  }
 
   /** The last gathering; undefined before the first one finished. */
   get snapshot(): DataPathSnapshot | undefined {
@@ -189,6 +202,9 @@ export class DataPathGatherer {
       if (signal.aborted) return;
       this.last = snap;
       this.logChanges(snap);
+      const read = snap.forwarders.filter((f) => f.answer.ok).length;
+      this.forwarders?.set({ read: 'true' }, read);
+      this.forwarders?.set({ read: 'false' }, snap.forwarders.length - read);
       await clock.sleep(this.o.intervalMs ?? 10_000, signal);
     }
   }

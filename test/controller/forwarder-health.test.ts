@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { resolveControllerConfig } from '../../src/controller/config.js';
@@ -192,6 +193,9 @@ describe('the controller gathers the data path from the forwarder pods; status s
     expect(out).toMatch(/data path: forwarder pod fwd-dead unknown \(ECONNREFUSED\)/);
     expect(out).toContain('data path: forwarder pod fwd-pending unknown (the pod is Pending, not Running)');
     expect(out).not.toMatch(/forwarder pod fwd-live unknown/);
+    const metrics = await (await request(`${ctl.url}/metrics`)).body.text();
+    expect(metrics).toContain('endpoint_binder_data_path_forwarders{read="true"} 1');
+    expect(metrics).toContain('endpoint_binder_data_path_forwarders{read="false"} 2');
   });
 
   it('the JSON names every forwarder pod, read or not, with its address', async () => {
