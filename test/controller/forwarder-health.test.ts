@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { resolveControllerConfig } from '../../src/controller/config.js';
 import { startController, type Controller } from '../../src/controller/controller.js';
-import { ForwarderConfig } from '../../src/forwarder/config.js';
-import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
+import type { Forwarder } from '../../src/forwarder/forwarder.js';
 import { KubeTransport } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim, type PodRunner } from '../../src/kubesim/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { captured } from '../helpers/capture-io.js';
-import { ACME_AUTHTOKEN, ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { startLoopbackForwarder } from '../helpers/loopback-forwarder.js';
+import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { fastTuning } from '../kube/helpers.js';
 import { connectTo, roundTrip } from '../forwarder/helpers.js';
 import { OPERATOR_NS, eventually } from './env.js';
@@ -116,20 +116,7 @@ describe('the controller gathers the data path from the forwarder pods; status s
       poll: { baseDelayMs: 100, maxDelayMs: 500 },
       dataPath: { intervalMs: 200 },
     });
-    fwd = await startForwarder({
-      config: ForwarderConfig.parse({
-        releaseName: 'endpoint-binder',
-        operatorNamespace: OPERATOR_NS,
-        listenHost: '127.0.0.1',
-        ingress: { tls: false },
-        http: { listen: '127.0.0.1:0' },
-        drain: { delaySeconds: 0, timeoutSeconds: 1 },
-      }),
-      authtoken: ACME_AUTHTOKEN,
-      kubeConfig: sim.kubeConfig(),
-      logger: silentLogger(),
-      cacheTuning: { inactivityMs: 5_000, rewatchDelayMs: 20, minWatchMs: 100 },
-    });
+    fwd = await startLoopbackForwarder(sim.kubeConfig());
     const kube = new KubeTransport(sim.kubeConfig());
     const { address } = fwd.httpAddress;
     for (const p of [
