@@ -23,6 +23,11 @@ export interface ForwarderRead {
   /** The reader's clock (ms) when the answer came. */
   readAt: number;
   answer: ForwarderAnswer;
+  /**
+   * true: found, but its process does not run (a Pending pod): nothing to read and no connection
+   * of it to miss, so it does not count among the forwarders a cell was read from.
+   */
+  notRunning?: true;
 }
 
 export interface DataPathSnapshot {
@@ -44,6 +49,8 @@ export const ForwarderEntrySchema = z.object({
   reasons: z.array(z.string()).optional(),
   /** Why it could not be read, when not. */
   problem: z.string().optional(),
+  /** false: it does not run (a Pending pod), so it carries no connection. */
+  running: z.literal(false).optional(),
 });
 export type ForwarderEntry = z.infer<typeof ForwarderEntrySchema>;
 
@@ -66,7 +73,11 @@ export function dataPathDocument(snap: DataPathSnapshot | undefined): DataPathDo
 }
 
 function forwarderEntry(f: ForwarderRead): ForwarderEntry {
-  const where = { name: f.name, ...(f.url !== undefined ? { url: f.url } : {}) };
+  const where = {
+    name: f.name,
+    ...(f.url !== undefined ? { url: f.url } : {}),
+    ...(f.notRunning ? { running: false as const } : {}),
+  };
   return f.answer.ok
     ? { ...where, read: true, ready: f.answer.status.ready, reasons: f.answer.status.reasons }
     : { ...where, read: false, problem: f.answer.problem };
@@ -77,6 +88,8 @@ export function dataPathNotes(doc: DataPathDocument): string[] {
   if (doc.problem !== undefined) return [`data path: unknown (${doc.problem})`];
   if (doc.gatheredAt === null) return ['data path: unknown (the forwarders have not been read yet)'];
   return doc.forwarders.flatMap((f) => {
+    if (f.running === false)
+      return [`data path: forwarder ${f.name} not running (${f.problem ?? 'not read'})`];
     if (!f.read) return [`data path: forwarder ${f.name} unknown (${f.problem ?? 'not read'})`];
     if (f.ready === false)
       return [`data path: forwarder ${f.name} not ready: ${f.reasons?.join('; ') || 'no reason given'}`];
@@ -151,6 +164,10 @@ const beforeRows: {
     cell: (_e, s) => (s?.forwarders.length === 0 ? 'unknown (no forwarder found)' : undefined),
   },
   {
+    name: 'none running',
+    cell: (_e, s) => (s?.forwarders.every((f) => f.notRunning) ? 'no forwarder running' : undefined),
+  },
+  {
     name: 'none read',
     cell: (_e, s) => (s?.forwarders.some((f) => f.answer.ok) ? undefined : 'unknown (no forwarder read)'),
   },
@@ -162,7 +179,7 @@ export function dataPathCell(e: EndpointRef, snap: DataPathSnapshot | undefined,
     const cell = check.cell(e, snap);
     if (cell !== undefined) return cell;
   }
-  const all = snap!.forwarders;
+  const all = snap!.forwarders.filter((f) => !f.notRunning);
   const read = all.filter((f): f is ReadForwarder => f.answer.ok);
   const partial = read.length < all.length ? ` (${read.length} of ${all.length} forwarders read)` : '';
   let best: { row: ForwarderUrlStatus; fwdNow: number; age: number } | undefined;
@@ -214,13 +231,19 @@ export const ForwarderPodSchema = z
 export type ForwarderPod = z.infer<typeof ForwarderPodSchema>;
 
 /** Where to read one forwarder pod's `/status`, or why it cannot be read: its `http` port on its pod IP. */
-export function podTarget(pod: ForwarderPod): { name: string; url?: string; problem?: string } {
+export function podTarget(pod: ForwarderPod): {
+  name: string;
+  url?: string;
+  problem?: string;
+  notRunning?: true;
+} {
   const name = `pod ${pod.metadata.name}`;
   const port = pod.spec?.containers.flatMap((c) => c.ports ?? []).find((p) => p.name === 'http');
   const phase = pod.status?.phase;
   const ip = pod.status?.podIP;
   if (!port) return { name, problem: 'the pod has no container port named http' };
-  if (phase !== 'Running') return { name, problem: `the pod is ${phase ?? 'without a phase'}, not Running` };
+  if (phase !== 'Running')
+    return { name, problem: `the pod is ${phase ?? 'without a phase'}, not Running`, notRunning: true };
   if (!ip) return { name, problem: 'the pod has no IP yet' };
   const host = ip.includes(':') ? `[${ip}]` : ip;
   return { name, url: `http://${host}:${port.containerPort}/status` };

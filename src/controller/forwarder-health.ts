@@ -24,6 +24,8 @@ export interface ForwarderTarget {
   name: string;
   url?: string;
   problem?: string;
+  /** Its process does not run (a Pending pod): see ForwarderRead.notRunning. */
+  notRunning?: true;
 }
 
 /** Finds the forwarders; throws when it cannot (the reason becomes the column's "unknown"). */
@@ -149,7 +151,13 @@ export async function gatherDataPath(source: ForwarderSource, o: GatherOptions):
       const answer: ForwarderAnswer = t.url
         ? await readForwarderStatus(t.url, o.timeoutMs, o.signal)
         : { ok: false, problem: t.problem ?? 'no address to read' };
-      reads[i] = { name: t.name, ...(t.url ? { url: t.url } : {}), readAt: o.now(), answer };
+      reads[i] = {
+        name: t.name,
+        ...(t.url ? { url: t.url } : {}),
+        readAt: o.now(),
+        answer,
+        ...(t.notRunning ? { notRunning: true as const } : {}),
+      };
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.concurrency, targets.length) }, worker));
@@ -213,7 +221,7 @@ export class DataPathGatherer {
   private logChanges(snap: DataPathSnapshot): void {
     const now = new Map<string, string>();
     if (snap.problem !== undefined) now.set('', snap.problem);
-    for (const f of snap.forwarders) if (!f.answer.ok) now.set(f.name, f.answer.problem);
+    for (const f of snap.forwarders) if (!f.answer.ok && !f.notRunning) now.set(f.name, f.answer.problem);
     for (const [name, problem] of now)
       if (this.problems.get(name) !== problem)
         this.o.log.warn(

@@ -141,6 +141,20 @@ describe('dataPathCell', () => {
       want: 'no traffic yet (1 of 2 forwarders read)',
     },
     {
+      name: 'a pod that does not run is not counted among the forwarders to read',
+      s: snap([
+        read('a', T0, status(T0, [{}])),
+        { ...unread('b', 'the pod is Pending, not Running'), notRunning: true },
+      ]),
+      now: T0,
+      want: 'no traffic yet',
+    },
+    {
+      name: 'every forwarder found is not running: a fact, not unknown',
+      s: snap([{ ...unread('b', 'the pod is Pending, not Running'), notRunning: true }]),
+      want: 'no forwarder running',
+    },
+    {
       name: 'read, but no forwarder serves the port or the URL',
       s: snap([read('a', T0, status(T0, [{ port: 10001, url: 'tcp://other.prod:7000' }]))]),
       want: 'not served by the forwarders read',
@@ -176,10 +190,12 @@ describe('dataPathNotes', () => {
         read('pod ok', T0, status(T0, [])),
         unread('pod gone', 'no answer within 3000 ms'),
         read('pod sad', T0, status(T0, [], false)),
+        { ...unread('pod new', 'the pod is Pending, not Running'), notRunning: true },
       ]),
       want: [
         'data path: forwarder pod gone unknown (no answer within 3000 ms)',
         'data path: forwarder pod sad not ready: ingress refused the authtoken',
+        'data path: forwarder pod new not running (the pod is Pending, not Running)',
       ],
     },
     { name: 'all read and ready: nothing to say', s: snap([read('pod ok', T0, status(T0, []))]), want: [] },
@@ -228,7 +244,7 @@ describe('podTarget', () => {
     {
       name: 'pending',
       p: pod({ phase: 'Pending' }),
-      want: { name: 'pod f-1', problem: 'the pod is Pending, not Running' },
+      want: { name: 'pod f-1', problem: 'the pod is Pending, not Running', notRunning: true },
     },
     {
       name: 'running without an IP',
