@@ -175,6 +175,8 @@ export interface Env {
   ingress: string;
   echo: TestServer;
   logs: CapturedLogs;
+  /** The mock API's and ingress's own log lines (e.g. `ingress connection`). */
+  mockLogs: CapturedLogs;
   forwarders: Forwarder[];
   /** Starts a forwarder against this kubesim (test defaults: loopback, plain TCP, fast drain). */
   start(overrides?: Partial<ForwarderConfigInput>, extra?: { clock?: Clock }): Promise<Forwarder>;
@@ -201,9 +203,11 @@ export function useEnv(
   });
   return async () => {
     const logs = captureLogs('trace');
+    const mockLogs = captureLogs('info');
     const sim = await startKubesim({ bookmarkIntervalMs: 200, initialNamespaces: ['default', NS] });
     const mock = await startTestMock({
       ingress: {},
+      logger: mockLogs.logger,
       ...(mockOpts.ingressTls || mockOpts.ingress
         ? {
             config: {
@@ -224,6 +228,7 @@ export function useEnv(
       ingress: mock.api.ingressAddress!,
       echo,
       logs,
+      mockLogs,
       forwarders,
       async start(overrides = {}, extra = {}) {
         const config = ForwarderConfig.parse({

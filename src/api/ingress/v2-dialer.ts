@@ -69,9 +69,9 @@ export class IngressV2Pool {
     this.target = parseHostPort(opts.address);
   }
 
-  /** Sessions open now (for tests and metrics). */
+  /** Sessions open now, those draining after GOAWAY included (for tests and metrics). */
   get sessionCount(): number {
-    return this.sessions.filter((p) => p.usable).length;
+    return this.sessions.filter((p) => !p.session.destroyed).length;
   }
 
   /** Opens one CONNECT stream; resolves once the ingress answered 200 (the stream is then a byte stream). */
