@@ -91,17 +91,28 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
     });
 
     describe('an upstream that drops SYNs', () => {
-      // The ingress waits 8 s for the upstream's connect; each client has 4 s.
-      const setup = useEnv({ ingressTls: tls, protocol, ingress: { dial_timeout_ms: 8_000 } });
+      // The ingress waits 20 s for the upstream's connect and serves 150 connections; each client
+      // has 10 s, and a.x may hold 100 of them.
+      const setup = useEnv({
+        ingressTls: tls,
+        protocol,
+        ingress: { dial_timeout_ms: 20_000, max_connections: 150, max_connections_per_url: 150 },
+      });
 
       // Before: 200 clients of a.x held all 64 dial turns through the ingress's upstream connect, and
-      // b.x's clients found no turn within prefaceTimeoutMs (reset with ERR_791).
-      it("200 clients of a black-holed endpoint do not hold the next endpoint's turns", async () => {
+      // b.x's clients found no turn within prefaceTimeoutMs (reset with ERR_791). It also fails
+      // with one FIFO for all ports instead of per-port queues (checked by swapping the gate): with
+      // a.x's share enforced at the head of one queue, b.x's clients wait behind a.x's 100
+      // waiters until those are served or gone (so a.x's queue is empty when b.x is served);
+      // without shares, a.x's clients take all 150 ingress slots (ERR_740 for b.x).
+      it("200 clients of a black-holed endpoint hold neither the next endpoint's turns nor its slots", async () => {
         const env = await setup();
         const blackHole = await startUnresponsiveUpstream(30_000);
         try {
           const { a, b } = await twoPorts(env, `tcp://127.0.0.1:${blackHole.port}`);
-          const fwd = await startOver(env, tls, { limits: { prefaceTimeoutMs: 4_000 } });
+          const fwd = await startOver(env, tls, {
+            limits: { prefaceTimeoutMs: 10_000, maxIngressConnectionsPerPort: 100 },
+          });
           await waitFor(() => fwd.boundPorts().length === 2, 10_000);
           // Two waves, so a.x always has clients whose budget outlasts b.x's first client's.
           const clients = oneByteClients(a, 100);
@@ -109,12 +120,16 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
           await new Promise((r) => setTimeout(r, 1_000));
           clients.push(...oneByteClients(a, 100));
           await waitFor(() => fwd.openConnections() === 200, 20_000);
-          // Their turns ended with their handshakes: nobody waits for one (before, 136 did).
+          // a.x holds its share (100, all in the ingress's upstream connect, none holding a
+          // handshake turn); the second wave waits in the forwarder, in a.x's own queue.
           await waitFor(
-            async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 0,
+            async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 100,
             3_000,
           );
           expect(await serveB(b, 10)).toEqual(expected(10));
+          // b.x went past a.x's queue, not through it: a.x's second wave is still waiting (its
+          // first wave holds its share for 10 s).
+          expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')).toBe(100);
           for (const c of clients) c.destroy();
         } finally {
           blackHole.close();
