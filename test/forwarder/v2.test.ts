@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../kube/helpers.js';
-import { startServer, waitFor, type TestServer } from '../ingress/helpers.js';
+import { fiftyEchoTransfers, startServer, waitFor, type TestServer } from '../ingress/helpers.js';
 import {
   connectTo,
   createService,
@@ -234,30 +234,11 @@ describe('forwarder over v2 TLS: 50 × 16 MiB', () => {
     await createService(env.sim, internalService('ep-big', { [port]: 'tcp://big.x:7707' }));
     const fwd = await startOver(env, true, { ingress: { protocol: 'v2' } });
     await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-    const chunk = randomBytes(1024 * 1024);
-    const MIB = 16;
-    const want = createHash('sha256');
-    for (let i = 0; i < MIB; i++) want.update(chunk);
-    const wantHex = want.digest('hex');
-    const one = async (): Promise<string> => {
-      const s = await connectTo(port);
-      const hash = createHash('sha256');
-      const done = new Promise<string>((resolve) => {
-        let how = 'closed without end';
-        s.on('data', (c: Buffer) => hash.update(c));
-        s.once('end', () => (how = 'end'));
-        s.once('error', (e: NodeJS.ErrnoException) => (how = e.code ?? e.message));
-        s.once('close', () => resolve(how === 'end' ? hash.digest('hex') : how));
-      });
-      for (let i = 0; i < MIB; i++) {
-        if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
-      }
-      s.end();
-      return done;
-    };
-    const results: string[] = [];
-    for (let round = 0; round < 10; round++) results.push(...(await Promise.all([1, 2, 3, 4, 5].map(one))));
-    expect(results).toEqual(Array.from({ length: 50 }, () => wantHex));
+    const { results, want } = await fiftyEchoTransfers(
+      () => connectTo(port),
+      (_s, sawEnd) => (sawEnd ? undefined : 'not a clean end'),
+    );
+    expect(results).toEqual(Array.from({ length: 50 }, () => want));
     expect(await v2Upstreams(fwd, 'v2')).toBeGreaterThanOrEqual(50);
     expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions')).toBeLessThanOrEqual(
       2,
