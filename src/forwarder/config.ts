@@ -29,6 +29,13 @@ const port = z.number().int().min(1).max(65535);
 export const DialTrigger = z.enum(['data', 'accept']);
 export type DialTrigger = z.infer<typeof DialTrigger>;
 
+/**
+ * Binding ingress protocol: `auto` speaks v2 (HTTP/2 streams on a few shared sessions) when the
+ * ingress offers it and v1 (one connection per client) when it does not; `v1` and `v2` force one.
+ */
+export const IngressProtocolSetting = z.enum(['auto', 'v1', 'v2']);
+export type IngressProtocolSetting = z.infer<typeof IngressProtocolSetting>;
+
 export const ForwarderConfig = z
   .strictObject({
     /** The Helm release name: half of the install identity. */
@@ -69,6 +76,21 @@ export const ForwarderConfig = z
         caFile: z.string().min(1).optional(),
         /** SNI and the name the certificate must carry; default the address's host. */
         serverName: z.string().min(1).max(253).optional(),
+        /** v2 when the ingress offers it (`auto`), or forced (`v1`, `v2`); see docs/ingress.md. */
+        protocol: IngressProtocolSetting.default('auto'),
+        /** v2: HTTP/2 sessions kept to the ingress; streams spread over them (more open when all are full). */
+        sessions: z.number().int().min(1).max(64).default(2),
+        /**
+         * v2: flow-control window per stream, bytes (a session's is four times it): what one stream
+         * may have in flight, so the memory a slow reader can pin, and throughput per stream at
+         * most this per round trip (512 KiB at 50 ms: 10 MiB/s).
+         */
+        streamWindowBytes: z
+          .number()
+          .int()
+          .min(65_535)
+          .max(2 ** 31 - 1)
+          .default(512 * 1024),
       })
       .prefault({}),
     limits: z

@@ -9,9 +9,8 @@
  * other side (RST), so a client never reads a cut stream as a complete one.
  */
 import type { Socket } from 'node:net';
-import { Cancellation, type CancelSignal } from '../api/ingress/cancel.js';
+import { Cancellation } from '../api/ingress/cancel.js';
 import { IngressError } from '../api/ingress/dialer.js';
-import type { IngressSource } from '../api/ingress/protocol.js';
 import { onCleanEnd, resetSocket } from '../api/ingress/reset.js';
 import type { Logger } from '../log/logger.js';
 import { sleep } from '../time/clock.js';
@@ -21,6 +20,7 @@ import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
+import type { OpenUpstream, Upstream } from './upstream.js';
 import type { DialResult } from './url-health.js';
 
 export type Outcome =
@@ -55,14 +55,8 @@ export interface ConnectionLimits {
 export interface IngressRoute {
   /** `host:port` of the ingress (for logs). */
   address: string;
-  dial(
-    url: string,
-    source: IngressSource | undefined,
-    timeoutMs: number,
-    signal: CancelSignal,
-    /** Called once the transport is up and the preface sent (the handshake turn ends there). */
-    onTransportUp?: () => void,
-  ): Promise<Socket>;
+  /** v1 or v2 (upstream.ts); a v2 upstream comes before the ingress answered. */
+  open: OpenUpstream;
 }
 
 export interface ConnectionContext {
@@ -122,7 +116,11 @@ function plainIp(addr: string | undefined): string | undefined {
 export class ForwardedConnection {
   private readonly started = performance.now();
   private readonly abort = new Cancellation();
-  private upstream: Socket | undefined;
+  private upstream: Upstream | undefined;
+  /** Client bytes sent on an unconfirmed (v2) upstream, still unread here: skipped once it confirms. */
+  private earlyBytes = 0;
+  /** Piping started: the closes of both sides are watched. */
+  private piped = false;
   /** This connection's share of the ingress, held from the grant until the connection is over. */
   private ticket: DialTicket | undefined;
   private outcome: Outcome | undefined;
@@ -171,7 +169,7 @@ export class ForwardedConnection {
 
   /** Bytes held in this process's stream buffers for this connection (both sockets, both directions). */
   buffered(): number {
-    const sides = this.upstream ? [this.client, this.upstream] : [this.client];
+    const sides = this.upstream ? [this.client, this.upstream.duplex] : [this.client];
     return sides.reduce((n, s) => n + s.writableLength + s.readableLength, 0);
   }
 
@@ -183,8 +181,7 @@ export class ForwardedConnection {
   checkIdle(now: number): void {
     if (this.aborted || this.finished) return;
     const { client, upstream } = this;
-    const bytes =
-      client.bytesRead + client.bytesWritten + (upstream ? upstream.bytesRead + upstream.bytesWritten : 0);
+    const bytes = client.bytesRead + client.bytesWritten + (upstream ? upstream.bytesMoved() : 0);
     if (bytes !== this.lastBytes) {
       this.lastBytes = bytes;
       this.lastActive = now;
@@ -267,19 +264,27 @@ export class ForwardedConnection {
       this.attempts++;
       const t0 = performance.now();
       const remaining = deadline - t0;
-      let socket: Socket;
+      let upstream: Upstream | undefined;
       try {
-        socket = await ingress.dial(
+        upstream = await ingress.open(
           ctx.url,
           sourceInfo,
           Math.max(1, Math.round(Math.min(ctx.limits.dialTimeoutMs, remaining))),
           signal,
           ticket.handshakeDone,
         );
+        ticket.handshakeDone();
+        if (this.outcome) {
+          upstream.abort();
+          return;
+        }
+        this.sendEarly(upstream);
+        await upstream.confirmed;
       } catch (err) {
         // A retry asks for a new turn at the back of this port's queue: a port whose upstream is
         // down (ERR_730/731) waits behind the other ports' clients, not in front of them.
         this.ticket = undefined;
+        this.dropUpstream(upstream);
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         ticket.handshakeDone(!tooManyHandshakes(e));
         ticket.release();
@@ -306,52 +311,72 @@ export class ForwardedConnection {
         if (this.outcome) return;
         continue;
       }
-      ticket.handshakeDone();
       ctx.metrics.dialSeconds.observe({ result: 'ok' }, (performance.now() - t0) / 1000);
       if (this.outcome) {
-        resetSocket(socket);
+        upstream.abort();
         return;
       }
       ctx.observe?.({ ok: true });
-      this.pipe(socket);
+      this.pipe(upstream);
       return;
     }
   }
 
-  private pipe(upstream: Socket): void {
+  /**
+   * v2: the client's bytes read so far go out with the request, before the ingress answered, so
+   * the first answer byte comes one round trip after the client's first byte. They are copied,
+   * not consumed (read and put back at once): if the ingress refuses, a retry sends them again
+   * and a 502 still finds the request unanswered; once it confirms, pipe() skips them.
+   */
+  private sendEarly(upstream: Upstream): void {
+    this.upstream = upstream;
+    if (!upstream.early) return;
+    const { client } = this;
+    const held = client.readableLength > 0 ? (client.read() as Buffer | null) : null;
+    if (!held) return;
+    client.unshift(held);
+    this.earlyBytes = held.length;
+    upstream.duplex.write(held);
+  }
+
+  /** An upstream that failed before it was piped: aborted, and the client's bytes are all still here. */
+  private dropUpstream(upstream: Upstream | undefined): void {
+    upstream?.abort();
+    if (this.upstream === upstream) this.upstream = undefined;
+    this.earlyBytes = 0;
+  }
+
+  private pipe(upstream: Upstream): void {
     const { client } = this;
     // Closed while the dial was on its way back: its 'close' may be gone already.
-    if (upstream.destroyed) {
+    if (upstream.gone) {
       this.abortBoth('ingress_error', 'the ingress connection closed before piping');
       return;
     }
     this.upstream = upstream;
+    // The bytes that went out with the request are still in the client's buffer: skip them.
+    if (this.earlyBytes > 0) client.read(this.earlyBytes);
+    this.earlyBytes = 0;
+    const { duplex } = upstream;
+    this.piped = true;
     let clientEnded = false;
-    let upstreamEnded = false;
     let closed = 0;
     const onClose = () => {
       if (++closed === 2) this.finish(this.outcome ?? 'closed');
     };
-    upstream.on('error', (err: NodeJS.ErrnoException) =>
-      this.abortBoth('ingress_error', err.code ?? err.message),
-    );
-    // A FIN is passed on only once it is known to be one (see onCleanEnd); a hidden reset fails
-    // the probe with an 'error', which resets both sides.
+    upstream.watch({
+      // A FIN is passed on only once it is known to be one (see onCleanEnd, upstream.ts).
+      cleanEnd: () => client.end(),
+      // A side that closes without a clean end (destroyed, reset, not FIN) takes the other down with it.
+      aborted: (reason) => this.abortBoth('ingress_error', reason),
+      closed: onClose,
+    });
     client.once('end', () => {
       clientEnded = true;
       onCleanEnd(client, () => upstream.end());
     });
-    upstream.once('end', () => {
-      upstreamEnded = true;
-      onCleanEnd(upstream, () => client.end());
-    });
-    // A side that closes without a clean end (destroyed, not FIN) takes the other down with it.
     client.once('close', () => {
       if (!clientEnded) this.abortBoth('client_error', 'closed without an end of stream');
-      onClose();
-    });
-    upstream.once('close', () => {
-      if (!upstreamEnded) this.abortBoth('ingress_error', 'closed without an end of stream');
       onClose();
     });
     client.setNoDelay(true);
@@ -359,10 +384,10 @@ export class ForwardedConnection {
     if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());
     // pipe() gives backpressure (pause when the other side's buffer is full); half-close is
     // passed on by the 'end' handlers above (with allowHalfOpen, end() sends only our FIN).
-    client.pipe(upstream, { end: false });
-    upstream.pipe(client, { end: false });
+    client.pipe(duplex, { end: false });
+    duplex.pipe(client, { end: false });
     client.resume();
-    upstream.resume();
+    duplex.resume();
   }
 
   /** A client that sent nothing and ended: end our side too; nothing was dialled. */
@@ -398,7 +423,7 @@ export class ForwardedConnection {
     const { client, ctx } = this;
     if (!this.sawData || client.bytesWritten > 0 || client.destroyed || client.writableEnded) return false;
     if (!ctx.url.startsWith('http://')) return false;
-    if (this.upstream) client.unpipe(this.upstream);
+    if (this.upstream) client.unpipe(this.upstream.duplex);
     client.on('data', () => undefined);
     client.resume();
     const what =
@@ -422,8 +447,10 @@ export class ForwardedConnection {
     this.abort.abort();
     // The ingress side failed before the first response byte: an HTTP client gets a 502.
     if (outcome !== 'ingress_error' || !this.answerBadGateway()) resetSocket(this.client);
-    if (this.upstream) resetSocket(this.upstream);
-    else this.finish(this.outcome);
+    this.upstream?.abort();
+    // Piped: both closes are watched and finish it. Not piped (none yet, or an early v2 stream
+    // waiting for its answer): nothing else will.
+    if (!this.piped) this.finish(this.outcome);
   }
 
   private finish(outcome: Outcome): void {

@@ -7,9 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { connectThroughIngress, IngressError } from '../api/ingress/dialer.js';
-import type { CancelSignal } from '../api/ingress/cancel.js';
-import { resetSocket } from '../api/ingress/reset.js';
+import { IngressError } from '../api/ingress/dialer.js';
 import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
 import { installRecordName, recordedInternalOf } from '../binding/install-record.js';
 import {
@@ -32,6 +30,7 @@ import { AuthtokenState, parseAuthtoken, type TokenVerdict } from './authtoken.j
 import { ingressTlsFor, readAuthtoken, readIngressCa, TOKEN_CHECK_URL } from './ingress-credentials.js';
 import { splitListen, type ForwarderConfig } from './config.js';
 import type { IngressRoute } from './connection.js';
+import { IngressOpener, type OpenRequest } from './ingress-opener.js';
 import { desiredListeners, type DesiredProblem } from './desired-listeners.js';
 import { openFilesLimit } from './fd-limit.js';
 import { watchFile, type FileWatch } from './file-watch.js';
@@ -119,38 +118,36 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     problem: 'install record not read yet',
   };
 
-  const dialWith = (
-    token: string,
-    url: string,
-    source: { ip: string } | undefined,
-    timeoutMs: number,
-    signal: CancelSignal,
-    address: string,
-    onTransportUp?: () => void,
-  ) =>
-    connectThroughIngress({
-      address,
-      authtoken: token,
-      url,
-      ...(tls ? { tls } : {}),
-      ...(source ? { source } : {}),
-      timeoutMs,
-      signal,
-      ...(onTransportUp ? { onTransportUp } : {}),
-    });
+  const opener = new IngressOpener({
+    protocol: config.ingress.protocol,
+    sessions: config.ingress.sessions,
+    windowBytes: config.ingress.streamWindowBytes,
+    onProtocol: (address, protocol, why) =>
+      log.info({ address, protocol, reason: why }, 'forwarder ingress protocol'),
+  });
+  metrics.tally.ingressSessions = () => opener.sessions;
+  const openWith = async (r: OpenRequest) => {
+    const u = await opener.open(r, tls);
+    metrics.tally.upstreams.add(u.protocol, () => ({ protocol: u.protocol }));
+    return u;
+  };
 
-  /** One dial of TOKEN_CHECK_URL (answered without an upstream): undefined when it opened, else its error. */
+  /** One stream to TOKEN_CHECK_URL (answered without an upstream): undefined when it opened, else its error. */
   const checkDial = async (token: string, address: string): Promise<unknown> => {
     try {
-      const s = await dialWith(
-        token,
-        TOKEN_CHECK_URL,
-        undefined,
-        config.limits.dialTimeoutMs,
-        new AbortController().signal,
+      const u = await openWith({
         address,
-      );
-      resetSocket(s);
+        authtoken: token,
+        url: TOKEN_CHECK_URL,
+        source: undefined,
+        timeoutMs: config.limits.dialTimeoutMs,
+        signal: new AbortController().signal,
+      });
+      try {
+        await u.confirmed;
+      } finally {
+        u.abort();
+      }
       return undefined;
     } catch (err) {
       return err;
@@ -182,7 +179,16 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     if (err.fromIngress) return { ok: true };
     if (err.code === 'ERR_796' || err.code === 'ERR_795')
       return { ok: false, problem: `${err.code}: ${err.msg}` };
-    if (err.code === 'ERR_790' && !config.ingress.tls && (await speaksTls(address)))
+    if (err.code === 'ERR_797' && config.ingress.tls)
+      return {
+        ok: false,
+        problem: `ERR_797: ${err.msg}; ingress.protocol is v2, set it to auto or v1 (the chart's forwarder.ingressProtocol)`,
+      };
+    if (
+      (err.code === 'ERR_790' || err.code === 'ERR_797') &&
+      !config.ingress.tls &&
+      (await speaksTls(address))
+    )
       return {
         ok: false,
         problem: `ERR_796: the ingress at ${address} speaks TLS and closes plain connections without a reply, and ingress.tls is false; set ingress.tls to true (the chart's bindings.ingress.tls)`,
@@ -207,34 +213,45 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     if (!address) return undefined;
     return {
       address,
-      async dial(url, source, timeoutMs, signal, onTransportUp) {
+      async open(url, source, timeoutMs, signal, onTransportUp) {
         const token = authtoken.token;
+        const request: OpenRequest = {
+          address,
+          authtoken: token,
+          url,
+          source: source?.ip ? { ip: source.ip } : undefined,
+          timeoutMs,
+          signal,
+          ...(onTransportUp ? { onTransportUp } : {}),
+        };
         try {
-          const s = await dialWith(
-            token,
-            url,
-            source?.ip ? { ip: source.ip } : undefined,
-            timeoutMs,
-            signal,
-            address,
-            onTransportUp,
+          const u = await openWith(request);
+          // v2 hands the stream over before the ingress answered: judge its answer when it comes.
+          u.confirmed.then(
+            () => judgeOk(token),
+            (err: unknown) => judgeFailure(token, address, err),
           );
-          authtoken.observe(token, 'accepted');
-          transport.observe({ ok: true });
-          return s;
+          return u;
         } catch (err) {
-          if (err instanceof IngressError && err.fromIngress)
-            authtoken.observe(token, err.code === 'ERR_710' ? 'refused' : 'accepted', err.msg);
-          if (err instanceof IngressError) {
-            if (err.fromIngress || err.code === 'ERR_796' || err.code === 'ERR_795')
-              void transportVerdict(err, address).then((v) => transport.observe(v));
-            // A plain client closed without a reply: a TLS ingress does that. Asked once at a time.
-            else if (err.code === 'ERR_790' && !config.ingress.tls) transport.suspect();
-          }
+          judgeFailure(token, address, err);
           throw err;
         }
       },
     };
+  };
+  const judgeOk = (token: string) => {
+    authtoken.observe(token, 'accepted');
+    transport.observe({ ok: true });
+  };
+  const judgeFailure = (token: string, address: string, err: unknown) => {
+    if (err instanceof IngressError && err.fromIngress)
+      authtoken.observe(token, err.code === 'ERR_710' ? 'refused' : 'accepted', err.msg);
+    if (err instanceof IngressError) {
+      if (err.fromIngress || ['ERR_795', 'ERR_796'].includes(err.code) || (err.code === 'ERR_797' && tls))
+        void transportVerdict(err, address).then((v) => transport.observe(v));
+      // A plain client closed without a reply: a TLS ingress does that. Asked once at a time.
+      else if ((err.code === 'ERR_790' || err.code === 'ERR_797') && !config.ingress.tls) transport.suspect();
+    }
   };
 
   const listeners = new ListenerSet({
@@ -511,6 +528,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
     authtoken.stop();
     transport.stop();
     turnedAway.stop();
+    opener.destroy();
     await events.stop(1_000);
     await Promise.all([services.stop(), records.stop(), http.close()]);
     log.info({}, 'forwarder stopped');

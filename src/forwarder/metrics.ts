@@ -37,6 +37,9 @@ export interface ConnectionTally {
   dialsWaiting: () => number;
   /** Handshake turns allowed now (the dial window). */
   dialWindow: () => number;
+  /** HTTP/2 sessions to the ingress open now (v2). */
+  ingressSessions: () => number;
+  upstreams: PendingCounts<'protocol'>;
 }
 
 /** The `endpoint_binder_forwarder_*` metrics, created once per Registry. */
@@ -56,6 +59,8 @@ export interface ForwarderMetrics {
   authtokenReloads: Counter<'result'>;
   ready: Gauge;
   urlDials: Counter<'port' | 'url' | 'result'>;
+  ingressSessions: Gauge;
+  upstreams: Counter<'protocol'>;
 }
 
 const perRegistry = new WeakMap<Registry, ForwarderMetrics>();
@@ -71,6 +76,8 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     urlDials: new PendingCounts(),
     dialsWaiting: () => 0,
     dialWindow: () => 0,
+    ingressSessions: () => 0,
+    upstreams: new PendingCounts(),
   };
   const m: ForwarderMetrics = {
     tally,
@@ -171,6 +178,23 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
       registers,
       collect() {
         tally.urlDials.flushInto(this);
+      },
+    }),
+    ingressSessions: new Gauge({
+      name: 'endpoint_binder_forwarder_ingress_sessions',
+      help: 'HTTP/2 sessions to the binding ingress open now (protocol v2; each carries many forwarded connections).',
+      registers,
+      collect() {
+        this.set(tally.ingressSessions());
+      },
+    }),
+    upstreams: new Counter({
+      name: 'endpoint_binder_forwarder_ingress_upstreams_total',
+      help: 'Upstreams opened through the binding ingress, by protocol: v1 (one connection each) or v2 (one HTTP/2 stream each).',
+      labelNames: ['protocol'],
+      registers,
+      collect() {
+        tally.upstreams.flushInto(this);
       },
     }),
   };

@@ -59,8 +59,16 @@ const IngressConfig = z
     /** Of those, from one source address; default 64, or max_handshakes when that is smaller. */
     max_handshakes_per_source: z.number().int().min(1).optional(),
     idle_timeout_ms: z.number().int().min(100).default(300_000),
+    /** Serve protocol v2 (HTTP/2: ALPN h2, h2c on plain TCP); false: a v1-only ingress. */
+    h2: z.boolean().default(true),
     /** v2 (HTTP/2): streams one session may carry at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
     h2_max_concurrent_streams: z.number().int().min(1).max(1_000_000).default(256),
+    /**
+     * v2: streams one session serves at once; a stream beyond it is reset with REFUSED_STREAM
+     * (RFC 9113 §8.7) even below the announced MAX_CONCURRENT_STREAMS, as a loaded server does.
+     * Default: no budget below the announced one.
+     */
+    h2_session_stream_budget: z.number().int().min(1).max(1_000_000).optional(),
     /** v2: flow-control window per stream, bytes (the session's is four times it). */
     h2_window_bytes: z
       .number()

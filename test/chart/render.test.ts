@@ -145,7 +145,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
     expect(cfg).toEqual({
       releaseName: 'eb',
       operatorNamespace: 'ops',
-      ingress: { tls: true },
+      ingress: { tls: true, protocol: 'auto', sessions: 2 },
       limits: {},
       portRange: { min: 10000, max: 19999 },
       dialOn: { http: 'data', tcp: 'accept' },
@@ -439,7 +439,12 @@ describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
       bindings: {
         ingress: { address: 'ingress.example.test:4443', serverName: 'ingress.example.test', caBundle: pem },
       },
-      forwarder: { limits: { maxConnections: 500, dialTimeoutMs: 2000 }, port: 9091 },
+      forwarder: {
+        limits: { maxConnections: 500, dialTimeoutMs: 2000 },
+        port: 9091,
+        ingressProtocol: 'v1',
+        ingressSessions: 4,
+      },
     });
     const cfg = parseYaml(
       String(find(objs, 'ConfigMap', 'eb-endpoint-binder-forwarder')['data']['forwarder.yaml']),
@@ -449,6 +454,8 @@ describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
       tls: true,
       serverName: 'ingress.example.test',
       caFile: '/etc/endpoint-binder-ingress-ca/ca.crt',
+      protocol: 'v1',
+      sessions: 4,
     });
     expect(cfg.limits).toEqual({ maxConnections: 500, dialTimeoutMs: 2000 });
     expect(cfg.http).toEqual({ listen: '0.0.0.0:9091' });

@@ -10,6 +10,7 @@ import {
   startOver,
   useEnv,
   type Env,
+  PROTOCOLS,
 } from './helpers.js';
 
 const REQUEST = 'GET / HTTP/1.1\r\nHost: web.x\r\n\r\n';
@@ -46,47 +47,50 @@ async function served(env: Env, url: string, upstream: string, tls: boolean): Pr
  * as a complete answer (a clean end). Before, it got a bare reset. A `tcp://` client is still
  * reset: the forwarder does not speak its protocol.
  */
-describe.each([false, true])('forwarder 502 for http endpoints (tls %s)', (tls) => {
-  const setup = useEnv({ ingressTls: tls });
+describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as const)))(
+  'forwarder 502 for http endpoints (%s, tls %s)',
+  (protocol, tls) => {
+    const setup = useEnv({ ingressTls: tls, protocol });
 
-  it('answers 502 naming ERR_730 when the upstream refuses', async () => {
-    const env = await setup();
-    const port = await served(env, 'http://web.x', `tcp://127.0.0.1:${await closedPort()}`, tls);
-    const s = await connectTo(port);
-    const got = answer(s);
-    s.write(REQUEST);
-    const { text, ending } = await got;
-    expect(text.split('\r\n')[0]).toBe('HTTP/1.1 502 Bad Gateway');
-    expect(text).toContain('X-Binding-Error: ERR_730');
-    expect(text.endsWith("\r\n\r\nERR_730: The endpoint's upstream refused the connection.\n")).toBe(true);
-    expect(ending).toBe('end');
-  });
-
-  it('answers 502 when the upstream resets before its first byte', async () => {
-    const env = await setup();
-    const resetter = await startServer((s) => s.once('data', () => s.resetAndDestroy()));
-    try {
-      const port = await served(env, 'http://web.x', resetter.upstreamUrl, tls);
+    it('answers 502 naming ERR_730 when the upstream refuses', async () => {
+      const env = await setup();
+      const port = await served(env, 'http://web.x', `tcp://127.0.0.1:${await closedPort()}`, tls);
       const s = await connectTo(port);
       const got = answer(s);
       s.write(REQUEST);
       const { text, ending } = await got;
       expect(text.split('\r\n')[0]).toBe('HTTP/1.1 502 Bad Gateway');
-      expect(text).toContain('failed before the first response byte');
+      expect(text).toContain('X-Binding-Error: ERR_730');
+      expect(text.endsWith("\r\n\r\nERR_730: The endpoint's upstream refused the connection.\n")).toBe(true);
       expect(ending).toBe('end');
-    } finally {
-      await resetter.close();
-    }
-  });
+    });
 
-  it('still resets a tcp:// client (no protocol of its own to answer in)', async () => {
-    const env = await setup();
-    const port = await served(env, 'tcp://raw.x:7700', `tcp://127.0.0.1:${await closedPort()}`, tls);
-    const s = await connectTo(port);
-    const got = answer(s);
-    s.write('hello');
-    const { text, ending } = await got;
-    expect(text).toBe('');
-    expect(ending).toBe('ECONNRESET');
-  });
-});
+    it('answers 502 when the upstream resets before its first byte', async () => {
+      const env = await setup();
+      const resetter = await startServer((s) => s.once('data', () => s.resetAndDestroy()));
+      try {
+        const port = await served(env, 'http://web.x', resetter.upstreamUrl, tls);
+        const s = await connectTo(port);
+        const got = answer(s);
+        s.write(REQUEST);
+        const { text, ending } = await got;
+        expect(text.split('\r\n')[0]).toBe('HTTP/1.1 502 Bad Gateway');
+        expect(text).toContain('failed before the first response byte');
+        expect(ending).toBe('end');
+      } finally {
+        await resetter.close();
+      }
+    });
+
+    it('still resets a tcp:// client (no protocol of its own to answer in)', async () => {
+      const env = await setup();
+      const port = await served(env, 'tcp://raw.x:7700', `tcp://127.0.0.1:${await closedPort()}`, tls);
+      const s = await connectTo(port);
+      const got = answer(s);
+      s.write('hello');
+      const { text, ending } = await got;
+      expect(text).toBe('');
+      expect(ending).toBe('ECONNRESET');
+    });
+  },
+);

@@ -117,7 +117,7 @@ describe('endpoint-binder forwarder: configuration', () => {
     );
     expect(c.releaseName).toBe('from-flag');
     expect(c.operatorNamespace).toBe('ops');
-    expect(c.ingress).toEqual({ address: '127.0.0.1:9', tls: false, serverName: 'ingress.example' });
+    expect(c.ingress).toMatchObject({ address: '127.0.0.1:9', tls: false, serverName: 'ingress.example' });
     await expect(resolveForwarderConfig({ 'release-name': 'eb' }, {})).rejects.toThrow(
       /operatorNamespace: .*--operator-namespace/,
     );

@@ -10,6 +10,7 @@ import { installRecordConfigMap, type InstallRecord } from '../../src/binding/in
 import { internalService as buildInternalService } from '../../src/binding/services.js';
 import { ForwarderConfig, type ForwarderConfigInput } from '../../src/forwarder/config.js';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
+import type { IngressProtocol } from '../../src/forwarder/upstream.js';
 import type { Service } from '../../src/kube/objects.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { captureLogs, type CapturedLogs } from '../helpers/logs.js';
@@ -21,6 +22,9 @@ export const RELEASE = 'eb';
 export const NS = 'endpoint-binder';
 export const IDENTITY: InstallIdentity = { release: RELEASE, operatorNamespace: NS };
 export const AUTHTOKEN = ACME_AUTHTOKEN;
+
+/** The binding ingress protocols the defect tests run over (#27: each defect over v1 and v2). */
+export const PROTOCOLS: readonly IngressProtocol[] = ['v1', 'v2'];
 
 /**
  * An internal Service built by the projection core's own builder, so these tests read exactly what
@@ -175,6 +179,8 @@ export interface Env {
   ingress: string;
   echo: TestServer;
   logs: CapturedLogs;
+  /** The mock API's and ingress's own log lines (e.g. `ingress connection`). */
+  mockLogs: CapturedLogs;
   forwarders: Forwarder[];
   /** Starts a forwarder against this kubesim (test defaults: loopback, plain TCP, fast drain). */
   start(overrides?: Partial<ForwarderConfigInput>, extra?: { clock?: Clock }): Promise<Forwarder>;
@@ -188,6 +194,8 @@ export function useEnv(
     installRecord?: boolean;
     /** Extra settings of the mock's ingress (caps, timeouts). */
     ingress?: Record<string, unknown>;
+    /** The forwarders' default ingress.protocol (v1 or v2 forced; default auto). */
+    protocol?: IngressProtocol;
   } = {},
 ): () => Promise<Env> {
   let env: Env | undefined;
@@ -201,9 +209,11 @@ export function useEnv(
   });
   return async () => {
     const logs = captureLogs('trace');
+    const mockLogs = captureLogs('info');
     const sim = await startKubesim({ bookmarkIntervalMs: 200, initialNamespaces: ['default', NS] });
     const mock = await startTestMock({
       ingress: {},
+      logger: mockLogs.logger,
       ...(mockOpts.ingressTls || mockOpts.ingress
         ? {
             config: {
@@ -224,6 +234,7 @@ export function useEnv(
       ingress: mock.api.ingressAddress!,
       echo,
       logs,
+      mockLogs,
       forwarders,
       async start(overrides = {}, extra = {}) {
         const config = ForwarderConfig.parse({
@@ -232,7 +243,11 @@ export function useEnv(
           listenHost: '127.0.0.1',
           http: { listen: '127.0.0.1:0' },
           ...overrides,
-          ingress: { tls: false, ...overrides.ingress },
+          ingress: {
+            tls: false,
+            ...(mockOpts.protocol ? { protocol: mockOpts.protocol } : {}),
+            ...overrides.ingress,
+          },
           drain: { delaySeconds: 0, timeoutSeconds: 5, ...overrides.drain },
         });
         const f = await startForwarder({

@@ -16,6 +16,7 @@ import {
   internalService,
   logLines,
   NS,
+  PROTOCOLS,
   roundTrip,
   useEnv,
   writeInstallRecord,
@@ -96,7 +97,7 @@ async function refusedEvents(env: Env): Promise<string[]> {
  * ConfigMap) and keeps serving clients through the ingress it was pinned to. Before, the next
  * preface, authtoken included, went to the new address.
  */
-describe('forwarder ingress identity', () => {
+describe.each(PROTOCOLS)('forwarder ingress identity (%s)', (protocol) => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
     await Promise.all(cleanup.splice(0).map((f) => f()));
@@ -118,7 +119,7 @@ describe('forwarder ingress identity', () => {
   }
 
   describe('plain TCP, pinned by the first record', () => {
-    const setup = useEnv();
+    const setup = useEnv({ protocol });
     it('refuses a record naming another host and keeps serving through the first', async () => {
       const env = await setup();
       const thief = await plainThief();
@@ -134,7 +135,7 @@ describe('forwarder ingress identity', () => {
   });
 
   describe('plain TCP, pinned by ingress.address', () => {
-    const setup = useEnv();
+    const setup = useEnv({ protocol });
     it('refuses a record naming another address', async () => {
       const env = await setup();
       const thief = await plainThief();
@@ -149,7 +150,7 @@ describe('forwarder ingress identity', () => {
   });
 
   describe('TLS, pinned by the first record', () => {
-    const setup = useEnv({ ingressTls: true });
+    const setup = useEnv({ ingressTls: true, protocol });
     it('refuses a record naming another host, even one whose certificate is trusted', async () => {
       const env = await setup();
       const thief = await tlsThief();
@@ -168,7 +169,7 @@ describe('forwarder ingress identity', () => {
   });
 
   describe('TLS, pinned by ingress.serverName', () => {
-    const setup = useEnv({ ingressTls: true });
+    const setup = useEnv({ ingressTls: true, protocol });
     it('follows a moved record only to a server that proves the pinned name: the thief gets no byte', async () => {
       const env = await setup();
       const thief = await tlsThief();

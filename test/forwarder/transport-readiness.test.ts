@@ -6,6 +6,7 @@ import {
   endpoint,
   freePort,
   internalService,
+  PROTOCOLS,
   useEnv,
   type Env,
 } from './helpers.js';
@@ -30,9 +31,9 @@ async function notReadyWith(fwd: Forwarder, text: string): Promise<string[]> {
  * reason (#27 item 4). Before, a forwarder dialling a plain ingress over TLS (or a TLS ingress in
  * plain TCP) answered /readyz 200 while every client was reset.
  */
-describe('forwarder readiness on a transport mismatch', () => {
+describe.each(PROTOCOLS)('forwarder readiness on a transport mismatch (%s)', (protocol) => {
   describe('TLS against a plain ingress', () => {
-    const setup = useEnv();
+    const setup = useEnv({ protocol });
     it('is not ready, naming ERR_796 and the setting', async () => {
       const env = await setup();
       const fwd = await env.start({ ingress: { tls: true, address: env.ingress } });
@@ -46,7 +47,7 @@ describe('forwarder readiness on a transport mismatch', () => {
   });
 
   describe('plain TCP against a TLS ingress', () => {
-    const setup = useEnv({ ingressTls: true });
+    const setup = useEnv({ ingressTls: true, protocol });
     it('is not ready, naming ERR_796 and the setting', async () => {
       const env = await setup();
       const fwd = await env.start();

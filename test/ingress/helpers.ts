@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TestMock } from '../helpers/mock-api.js';
 
 /** A loopback TCP server with its open sockets tracked, so close() never waits on a client. */
@@ -216,4 +218,39 @@ export async function openSilent(address: string, localAddress: string): Promise
     },
     whenClosed,
   };
+}
+
+/**
+ * 50 echo transfers of 16 MiB, 5 at a time, each on a stream from `open`: for each, the sha256 of
+ * what came back when it ended cleanly (`clean` says so at 'close', given whether 'end' came),
+ * else how it ended. `want` is the sha256 of what was sent.
+ */
+export async function fiftyEchoTransfers<S extends Duplex>(
+  open: () => Promise<S>,
+  clean: (s: S, sawEnd: boolean) => string | undefined,
+): Promise<{ results: string[]; want: string }> {
+  const chunk = randomBytes(1024 * 1024);
+  const MIB = 16;
+  const want = createHash('sha256');
+  for (let i = 0; i < MIB; i++) want.update(chunk);
+  const one = async (): Promise<string> => {
+    const s = await open();
+    const hash = createHash('sha256');
+    const done = new Promise<string>((resolve) => {
+      let ended = false;
+      let error = '';
+      s.on('data', (c: Buffer) => hash.update(c));
+      s.once('end', () => (ended = true));
+      s.on('error', (e: NodeJS.ErrnoException) => (error ||= e.code ?? e.message));
+      s.once('close', () => resolve(clean(s, ended && !error) ?? hash.digest('hex')));
+    });
+    for (let i = 0; i < MIB; i++) {
+      if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
+    }
+    s.end();
+    return done;
+  };
+  const results: string[] = [];
+  for (let round = 0; round < 10; round++) results.push(...(await Promise.all([1, 2, 3, 4, 5].map(one))));
+  return { results, want: want.digest('hex') };
 }

@@ -5,7 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IngressV2Pool } from '../../src/api/ingress/v2-dialer.js';
 import { IngressError } from '../../src/api/ingress/dialer.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
-import { createEndpoint, startEcho, startServer, waitFor, type TestServer } from './helpers.js';
+import {
+  createEndpoint,
+  fiftyEchoTransfers,
+  startEcho,
+  startServer,
+  waitFor,
+  type TestServer,
+} from './helpers.js';
 
 interface Setup {
   mock: TestMock;
@@ -191,30 +198,11 @@ describe('ingress v2 over TLS: 50 × 16 MiB', () => {
     });
     try {
       await createEndpoint(mock, 'tcp://big.x:7910', { upstream_url: echo.upstreamUrl });
-      const chunk = randomBytes(1024 * 1024);
-      const MIB = 16;
-      const want = createHash('sha256');
-      for (let i = 0; i < MIB; i++) want.update(chunk);
-      const wantHex = want.digest('hex');
-      const one = async (): Promise<string> => {
-        const s = await pool.open({ authtoken: ACME_AUTHTOKEN, url: 'tcp://big.x:7910', timeoutMs: 20_000 });
-        const hash = createHash('sha256');
-        const done = new Promise<string>((resolve) => {
-          let ended = false;
-          s.on('data', (c: Buffer) => hash.update(c));
-          s.on('end', () => (ended = true));
-          s.on('error', () => undefined);
-          s.on('close', () => resolve(ended && s.rstCode === 0 ? hash.digest('hex') : `reset ${s.rstCode}`));
-        });
-        for (let i = 0; i < MIB; i++) {
-          if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
-        }
-        s.end();
-        return done;
-      };
-      const results: string[] = [];
-      for (let round = 0; round < 10; round++) results.push(...(await Promise.all([1, 2, 3, 4, 5].map(one))));
-      expect(results).toEqual(Array.from({ length: 50 }, () => wantHex));
+      const { results, want } = await fiftyEchoTransfers(
+        () => pool.open({ authtoken: ACME_AUTHTOKEN, url: 'tcp://big.x:7910', timeoutMs: 20_000 }),
+        (s, sawEnd) => (sawEnd && s.rstCode === 0 ? undefined : `reset ${s.rstCode}`),
+      );
+      expect(results).toEqual(Array.from({ length: 50 }, () => want));
       expect(pool.sessionCount).toBeLessThanOrEqual(2);
     } finally {
       pool.destroy();

@@ -247,7 +247,7 @@ quotes, commas or newlines they hold.
 {{/* The forwarder's config file (fields: docs/install.md, the forwarder's --help). */}}
 {{- define "endpoint-binder.forwarderConfig" -}}
 {{- $in := .Values.bindings.ingress -}}
-{{- $ingress := dict "tls" $in.tls -}}
+{{- $ingress := dict "tls" $in.tls "protocol" .Values.forwarder.ingressProtocol "sessions" (int .Values.forwarder.ingressSessions) -}}
 {{- with $in.address }}{{ $_ := set $ingress "address" . }}{{ end -}}
 {{- with $in.serverName }}{{ $_ := set $ingress "serverName" . }}{{ end -}}
 {{- with include "endpoint-binder.caFile" (list . "ingress") }}

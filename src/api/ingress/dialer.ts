@@ -79,7 +79,7 @@ export function isCertificateError(code: string | undefined): boolean {
 const NOT_TLS_ERROR =
   /WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|UNKNOWN_PROTOCOL|HTTP_REQUEST|RECORD_LAYER_FAILURE/;
 
-function isNotTlsError(code: string | undefined): boolean {
+export function isNotTlsError(code: string | undefined): boolean {
   return code !== undefined && NOT_TLS_ERROR.test(code);
 }
 

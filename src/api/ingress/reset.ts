@@ -24,7 +24,11 @@ export function resetSocket(socket: Socket): void {
     if (!s.listeners('error').includes(ignore)) s.on('error', ignore);
   if (!raw.destroyed) {
     try {
-      raw.resetAndDestroy();
+      // Our FIN is still on its way (end() asked for a shutdown that has not completed): libuv
+      // refuses a reset then (EINVAL) and the socket would never emit 'close'. Closing is all
+      // that is left; the peer already has our FIN, and its next write is answered with an RST.
+      if (raw.writableEnded && !raw.writableFinished) raw.destroy();
+      else raw.resetAndDestroy();
     } catch {
       // Not a TCP handle (a pipe in a test): a plain close is all there is.
       raw.destroy();

@@ -12,11 +12,11 @@ import {
   type ClientHttp2Stream,
   type IncomingHttpHeaders,
 } from 'node:http2';
-import { isIP } from 'node:net';
-import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { connect as tcpConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { parseHostPort } from '../../net/host-port.js';
 import type { CancelSignal } from './cancel.js';
-import { IngressError, isCertificateError, type IngressTlsOptions } from './dialer.js';
+import { IngressError, isCertificateError, isNotTlsError, type IngressTlsOptions } from './dialer.js';
 import { parseReply, type IngressSource } from './protocol.js';
 import { ALPN_H2, V2_HEADERS } from './v2-protocol.js';
 
@@ -37,6 +37,12 @@ export interface OpenStreamOptions {
   source?: IngressSource;
   timeoutMs: number;
   signal?: CancelSignal;
+}
+
+/** A stream whose request is sent; `response` settles with the ingress's answer. */
+export interface EarlyStream {
+  stream: ClientHttp2Stream;
+  response: Promise<void>;
 }
 
 /** Thrown when the ingress did not select h2 by ALPN: speak v1 to it. */
@@ -63,29 +69,37 @@ export class IngressV2Pool {
     this.target = parseHostPort(opts.address);
   }
 
-  /** Sessions open now (for tests and metrics). */
+  /** Sessions open now, those draining after GOAWAY included (for tests and metrics). */
   get sessionCount(): number {
-    return this.sessions.filter((p) => p.usable).length;
+    return this.sessions.filter((p) => !p.session.destroyed).length;
   }
 
   /** Opens one CONNECT stream; resolves once the ingress answered 200 (the stream is then a byte stream). */
   async open(o: OpenStreamOptions): Promise<ClientHttp2Stream> {
     for (let attempt = 0; ; attempt++) {
-      const pooled = await this.pick(o.timeoutMs);
+      const early = await this.openEarly(o);
       try {
-        return await this.request(pooled, o);
+        await early.response;
+        return early.stream;
       } catch (err) {
-        const refused = err instanceof RefusedStream;
-        if (refused && attempt < REFUSED_RETRIES) {
-          // The session is full for now (fewer streams than it announced): pick or open another.
-          pooled.limit = pooled.active;
-          continue;
-        }
-        if (refused)
-          throw new IngressError('ERR_740', 'every v2 session refused the stream (REFUSED_STREAM)');
+        if (isRefusedStream(err) && attempt < REFUSED_RETRIES) continue;
         throw err;
       }
     }
+  }
+
+  /**
+   * Opens one CONNECT stream and hands it back as soon as its request is sent, before the ingress
+   * answered: the caller may write its first bytes at once (they travel with the request, so the
+   * first answer byte comes one round trip later, not two). `response` resolves on the 200 and
+   * rejects with an IngressError on an error status or a reset; a stream refused for lack of
+   * concurrency (REFUSED_STREAM) rejects with ERR_740 and lowers that session's capacity, so the
+   * next open goes to another session. Nothing the caller wrote before a refusal reached the
+   * upstream (the ingress answers 200 only once it reached it).
+   */
+  async openEarly(o: OpenStreamOptions): Promise<EarlyStream> {
+    const pooled = await this.pick(o.timeoutMs);
+    return this.request(pooled, o);
   }
 
   /** Closes every session (GOAWAY; open streams finish). */
@@ -108,19 +122,21 @@ export class IngressV2Pool {
       // Spread streams: an idle session with room, else a new session while the pool allows, else
       // the least busy one with room; sessions being opened count against the pool.
       if (room[0]?.active === 0) return room[0];
-      if (live.length + this.connecting.size < max) {
-        const p = this.connect(timeoutMs);
-        this.connecting.add(p);
-        const forget = () => this.connecting.delete(p);
-        p.then(forget, forget);
-        return p;
-      }
+      if (live.length + this.connecting.size < max) return this.track(this.connect(timeoutMs));
       if (room.length > 0) return room[0]!;
-      // Every session is full: wait for one being opened, or open one more beyond the pool.
+      // Every session is full: wait for one being opened, or open one more beyond the pool
+      // (tracked, so the callers that find every session full meanwhile wait for it too).
       const pending = [...this.connecting][0];
-      if (!pending) return this.connect(timeoutMs);
+      if (!pending) return this.track(this.connect(timeoutMs));
       await pending.catch(() => undefined);
     }
+  }
+
+  private track(p: Promise<Pooled>): Promise<Pooled> {
+    this.connecting.add(p);
+    const forget = () => this.connecting.delete(p);
+    p.then(forget, forget);
+    return p;
   }
 
   /** Streams a session takes now: the server's MAX_CONCURRENT_STREAMS, lowered after a refusal. */
@@ -136,6 +152,10 @@ export class IngressV2Pool {
     const tls = this.opts.tls;
     const window = this.opts.windowBytes ?? 1024 * 1024;
     return new Promise<Pooled>((resolve, reject) => {
+      // The TLS socket: a session that failed before its 'connect' (a refused certificate) does
+      // not own it yet, so destroying the session alone would leave it open.
+      let socket: TLSSocket | undefined;
+      let raw: Socket | undefined;
       const authority = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
       const servername = tls ? (tls.servername ?? (isIP(host) ? undefined : host)) : undefined;
       const session = h2connect(authority, {
@@ -143,9 +163,13 @@ export class IngressV2Pool {
         ...(tls
           ? {
               createConnection: () => {
+                // Over a TCP socket of our own: a TLSSocket destroyed during the handshake (a
+                // refused certificate) can leave the connection it opened itself up.
+                raw = tcpConnect({ host, port });
+                raw.on('error', () => undefined);
                 const o: ConnectionOptions = {
+                  socket: raw,
                   host,
-                  port,
                   ALPNProtocols: [ALPN_H2],
                   ...(tls.secureContext
                     ? { secureContext: tls.secureContext }
@@ -155,7 +179,8 @@ export class IngressV2Pool {
                   ...(servername ? { servername } : {}),
                   rejectUnauthorized: tls.rejectUnauthorized ?? true,
                 };
-                return tlsConnect(o);
+                socket = tlsConnect(o);
+                return socket;
               },
             }
           : {}),
@@ -178,73 +203,100 @@ export class IngressV2Pool {
         settled = true;
         clearTimeout(timer);
         session.destroy();
+        socket?.destroy();
+        raw?.destroy();
         reject(e);
       };
-      session.on('error', (err: NodeJS.ErrnoException) => {
-        const reason = err.code ?? err.message;
-        if (isCertificateError(err.code))
-          fail(
-            new IngressError(
-              'ERR_795',
-              `the ingress certificate at ${this.opts.address} was refused: ${reason}`,
-            ),
-          );
-        else
-          fail(
-            new IngressError(
-              'ERR_793',
-              `cannot open an HTTP/2 session with the ingress at ${this.opts.address}: ${reason}`,
-            ),
-          );
-      });
+      session.on('error', (err: NodeJS.ErrnoException) => fail(this.sessionError(err)));
       session.on('goaway', () => (pooled.usable = false));
       session.on('close', () => {
         pooled.usable = false;
         const i = this.sessions.indexOf(pooled);
         if (i >= 0) this.sessions.splice(i, 1);
-        fail(new IngressError('ERR_790', `the ingress at ${this.opts.address} closed the HTTP/2 session`));
+        fail(
+          tls
+            ? new IngressError('ERR_790', `the ingress at ${this.opts.address} closed the HTTP/2 session`)
+            : new IngressError(
+                NO_H2,
+                `the ingress at ${this.opts.address} closed the connection without answering HTTP/2 (h2c): speak v1, or it speaks TLS`,
+              ),
+        );
       });
-      session.once('connect', (_s, socket) => {
-        if (tls && (socket as { alpnProtocol?: string | false }).alpnProtocol !== ALPN_H2) {
-          fail(
-            new IngressError(NO_H2, `the ingress at ${this.opts.address} did not select h2 (ALPN): speak v1`),
-          );
-          return;
-        }
+      const ready = () => {
+        if (settled) return;
         session.setLocalWindowSize(window * 4);
         settled = true;
         clearTimeout(timer);
         this.sessions.push(pooled);
         resolve(pooled);
+      };
+      // Ready once the server's SETTINGS arrived (its MAX_CONCURRENT_STREAMS is known, and for h2c
+      // they prove the peer speaks HTTP/2) and, over TLS, it selected h2 by ALPN.
+      let connected = !tls;
+      let settings = false;
+      session.once('connect', (_s, socket) => {
+        if (!tls) return;
+        if ((socket as { alpnProtocol?: string | false }).alpnProtocol !== ALPN_H2) {
+          fail(
+            new IngressError(NO_H2, `the ingress at ${this.opts.address} did not select h2 (ALPN): speak v1`),
+          );
+          return;
+        }
+        connected = true;
+        if (settings) ready();
+      });
+      session.once('remoteSettings', () => {
+        settings = true;
+        if (connected) ready();
       });
     });
   }
 
-  private request(pooled: Pooled, o: OpenStreamOptions): Promise<ClientHttp2Stream> {
+  /** A session error as the dialer's codes: a refused certificate, TLS against plain TCP, or a transport failure. */
+  private sessionError(err: NodeJS.ErrnoException): IngressError {
+    const reason = err.code ?? err.message;
+    const at = this.opts.address;
+    if (isCertificateError(err.code))
+      return new IngressError('ERR_795', `the ingress certificate at ${at} was refused: ${reason}`);
+    if (this.opts.tls && isNotTlsError(err.code))
+      return new IngressError(
+        'ERR_796',
+        `the ingress at ${at} does not speak TLS (${reason}); set ingress.tls to false for a plain loopback ingress, or point ingress.address at its TLS port`,
+      );
+    if (!this.opts.tls && /ERR_HTTP2_(ERROR|SESSION_ERROR|INVALID)/.test(reason))
+      return new IngressError(
+        NO_H2,
+        `the ingress at ${at} does not answer HTTP/2 (h2c, ${reason}): speak v1`,
+      );
+    return new IngressError('ERR_793', `cannot open an HTTP/2 session with the ingress at ${at}: ${reason}`);
+  }
+
+  private request(pooled: Pooled, o: OpenStreamOptions): EarlyStream {
     const { host, port } = parseHostPort(authorityOf(o.url));
-    return new Promise<ClientHttp2Stream>((resolve, reject) => {
-      let stream: ClientHttp2Stream;
-      try {
-        stream = pooled.session.request(
-          {
-            ':method': 'CONNECT',
-            ':authority': `${host}:${port}`,
-            authorization: `Bearer ${o.authtoken}`,
-            [V2_HEADERS.url]: o.url,
-            ...(o.source?.ip ? { [V2_HEADERS.sourceIp]: o.source.ip } : {}),
-          },
-          { endStream: false },
-        );
-      } catch (err) {
-        reject(new RefusedStream(String(err)));
-        return;
-      }
-      pooled.active++;
-      stream.once('close', () => {
-        pooled.active--;
-        pooled.limit = undefined;
-      });
-      stream.on('error', () => undefined);
+    let stream: ClientHttp2Stream;
+    try {
+      stream = pooled.session.request(
+        {
+          ':method': 'CONNECT',
+          ':authority': `${host}:${port}`,
+          authorization: `Bearer ${o.authtoken}`,
+          [V2_HEADERS.url]: o.url,
+          ...(o.source?.ip ? { [V2_HEADERS.sourceIp]: o.source.ip } : {}),
+        },
+        { endStream: false },
+      );
+    } catch (err) {
+      // The session went away between pick and request (closed, GOAWAY): a transient failure.
+      pooled.usable = false;
+      throw new IngressError('ERR_790', `the HTTP/2 session with the ingress is gone (${String(err)})`);
+    }
+    pooled.active++;
+    stream.once('close', () => {
+      pooled.active--;
+      pooled.limit = undefined;
+    });
+    stream.on('error', () => undefined);
+    const response = new Promise<void>((resolve, reject) => {
       let settled = false;
       const done = (err?: Error) => {
         if (settled) return;
@@ -254,13 +306,14 @@ export class IngressV2Pool {
         if (err) {
           if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
           reject(err);
-        } else resolve(stream);
+        } else resolve();
       };
       const onAbort = () => done(new IngressError('ERR_794', 'aborted by the caller'));
       const timer = setTimeout(
         () => done(new IngressError('ERR_791', `no response from the ingress within ${o.timeoutMs} ms`)),
         o.timeoutMs,
       );
+      if (o.signal?.aborted) return onAbort();
       o.signal?.addEventListener('abort', onAbort, { once: true });
       stream.once('response', (headers: IncomingHttpHeaders) => {
         const status = Number(headers[':status']);
@@ -268,8 +321,11 @@ export class IngressV2Pool {
         readRefusal(stream, headers).then(done, done);
       });
       stream.once('close', () => {
-        if (stream.rstCode === constants.NGHTTP2_REFUSED_STREAM) done(new RefusedStream('REFUSED_STREAM'));
-        else
+        if (stream.rstCode === constants.NGHTTP2_REFUSED_STREAM) {
+          // The session is full for now (fewer streams than it announced): the next pick avoids it.
+          pooled.limit = Math.max(0, pooled.active);
+          done(new RefusedStream());
+        } else
           done(
             new IngressError(
               'ERR_790',
@@ -278,10 +334,21 @@ export class IngressV2Pool {
           );
       });
     });
+    response.catch(() => undefined);
+    return { stream, response };
   }
 }
 
-class RefusedStream extends Error {}
+/** REFUSED_STREAM: the ingress did not process the stream (RFC 9113 §8.7); safe to retry anywhere. */
+class RefusedStream extends IngressError {
+  constructor() {
+    super('ERR_740', 'the ingress refused the stream for lack of concurrency (REFUSED_STREAM); retry');
+  }
+}
+
+export function isRefusedStream(err: unknown): boolean {
+  return err instanceof RefusedStream;
+}
 
 /** `name.namespace:port` of an endpoint URL (default ports by scheme). */
 function authorityOf(url: string): string {

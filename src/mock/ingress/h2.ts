@@ -36,6 +36,8 @@ export interface H2Ingress {
 
 export interface H2Options {
   maxConcurrentStreams: number;
+  /** Streams served per session at once; beyond it REFUSED_STREAM (default: none). */
+  sessionStreamBudget?: number;
   /** Per-stream and connection flow-control window, bytes. */
   windowBytes: number;
 }
@@ -67,8 +69,21 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
     // The connection window too, not only each stream's: one session carries many streams.
     session.once('connect', () => session.setLocalWindowSize(opts.windowBytes * 4));
   });
+  const served = new WeakMap<Http2Session, number>();
   server.on('stream', (stream: ServerHttp2Stream, headers) => {
-    void serveStream(stream, headers, stream.session?.socket);
+    const session = stream.session;
+    const n = session ? (served.get(session) ?? 0) : 0;
+    if (session && opts.sessionStreamBudget !== undefined && n >= opts.sessionStreamBudget) {
+      ctx.log.info({ v: 2, outcome: 'refused_stream', streams: n }, CONNECTION_LOG_MSG);
+      stream.on('error', () => undefined);
+      stream.close(constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    if (session) {
+      served.set(session, n + 1);
+      stream.once('close', () => served.set(session, (served.get(session) ?? 1) - 1));
+    }
+    void serveStream(stream, headers, session?.socket);
   });
 
   async function serveStream(
@@ -114,9 +129,17 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
       resetSocket(upstream);
       return;
     }
+    // Bytes the client sent with its request, before this answer (v2 lets it: docs/ingress.md).
+    const early = stream.readableLength;
     stream.respond({ ':status': 200 });
     pipeStream(stream, upstream, () =>
-      log({ outcome: 'closed', account: accountId, url: found.url, endpoint_id: found.endpointId }),
+      log({
+        outcome: 'closed',
+        account: accountId,
+        url: found.url,
+        endpoint_id: found.endpointId,
+        early_bytes: early,
+      }),
     );
   }
 

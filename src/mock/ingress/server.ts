@@ -84,8 +84,11 @@ export async function startIngress(
   const h2 = createH2Ingress(ctx, gate, {
     maxConcurrentStreams: config.h2_max_concurrent_streams,
     windowBytes: config.h2_window_bytes,
+    ...(config.h2_session_stream_budget !== undefined
+      ? { sessionStreamBudget: config.h2_session_stream_budget }
+      : {}),
   });
-  ctx.h2 = (socket) => h2.server.emit('connection', socket);
+  if (config.h2) ctx.h2 = (socket) => h2.server.emit('connection', socket);
   const serve = (socket: Socket, slot: ConnectionSlot) => void serveConnection(socket, ctx, slot);
 
   let server: Server;
@@ -97,7 +100,7 @@ export async function startIngress(
         allowHalfOpen: true,
         handshakeTimeout: config.preface_timeout_ms,
         // v2 when the client offers h2; a client without ALPN is spoken to in v1.
-        ALPNProtocols: [ALPN_H2],
+        ...(config.h2 ? { ALPNProtocols: [ALPN_H2] } : {}),
       },
       (s: TLSSocket) => {
         const slot = gate.slotOf(s);

@@ -1,0 +1,247 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { metricValue } from '../kube/helpers.js';
+import { fiftyEchoTransfers, startServer, waitFor, type TestServer } from '../ingress/helpers.js';
+import {
+  connectTo,
+  createService,
+  endpoint,
+  freePort,
+  internalService,
+  logLines,
+  roundTrip,
+  startOver,
+  useEnv,
+  type Env,
+} from './helpers.js';
+import type { Forwarder } from '../../src/forwarder/forwarder.js';
+import type { ForwarderConfigInput } from '../../src/forwarder/config.js';
+
+/** How a client socket ended: its bytes, and 'end' (clean FIN) or the error code (a reset). */
+function ending(s: Socket): Promise<{ data: string; how: string }> {
+  return new Promise((resolve) => {
+    let data = '';
+    let how = 'closed without end';
+    s.on('data', (c: Buffer) => (data += c.toString()));
+    s.once('end', () => (how = 'end'));
+    s.once('error', (e: NodeJS.ErrnoException) => (how = e.code ?? e.message));
+    s.once('close', () => resolve({ data, how }));
+  });
+}
+
+/** The mock ingress's v2 stream lines with this outcome. */
+const streams = (env: Env, outcome: string) =>
+  env.mockLogs.lines.filter(
+    (l) => l['msg'] === 'ingress connection' && l['v'] === 2 && l['outcome'] === outcome,
+  );
+
+const v2Upstreams = (fwd: Forwarder, protocol: 'v1' | 'v2') =>
+  metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_upstreams_total', { protocol });
+
+/**
+ * The forwarder over binding ingress protocol v2 (#27 item 4): every forwarded connection one
+ * HTTP/2 CONNECT stream on a few sessions, against the mock ingress over TLS (ALPN h2) and plain
+ * TCP (h2c). Streams keep the proxy's promise: a clean end stays clean, an abort stays an abort.
+ */
+describe.each([false, true])('forwarder over v2 (tls %s)', (tls) => {
+  const setup = useEnv({
+    ingressTls: tls,
+    ingress: { h2_session_stream_budget: 1_000 },
+  });
+
+  async function served(
+    env: Env,
+    url: string,
+    upstream: TestServer | string,
+    extra: Partial<ForwarderConfigInput> = {},
+  ): Promise<{ fwd: Forwarder; port: number }> {
+    await endpoint(env, url, typeof upstream === 'string' ? upstream : upstream.upstreamUrl);
+    const port = await freePort();
+    await createService(env.sim, internalService(`ep-${port}`, { [port]: url }));
+    const fwd = await startOver(env, tls, { ...extra, ingress: { protocol: 'v2', ...extra.ingress } });
+    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+    return { fwd, port };
+  }
+
+  it('passes a half-close both ways: FIN in, answer after it; FIN out, the client still sends', async () => {
+    const env = await setup();
+    const afterFin = await startServer((s) => {
+      let got = '';
+      s.on('data', (c: Buffer) => (got += c.toString()));
+      s.on('end', () => s.end(`got ${got} after your FIN`));
+    });
+    let late = '';
+    const endsFirst = await startServer((s) => {
+      s.end('bye first');
+      s.on('data', (c: Buffer) => (late += c.toString()));
+    });
+    try {
+      const { fwd, port } = await served(env, 'tcp://hc.x:7700', afterFin);
+      const c = await connectTo(port);
+      const r = ending(c);
+      c.end('hello');
+      expect(await r).toEqual({ data: 'got hello after your FIN', how: 'end' });
+
+      await endpoint(env, 'tcp://hc2.x:7701', endsFirst.upstreamUrl);
+      const port2 = await freePort();
+      await createService(env.sim, internalService('ep-hc2', { [port2]: 'tcp://hc2.x:7701' }));
+      await waitFor(() => fwd.boundPorts().includes(port2), 10_000);
+      const d = await connectTo(port2);
+      const r2 = ending(d);
+      d.write('x');
+      await new Promise((res) => d.once('end', res));
+      d.end('still here');
+      expect((await r2).how).toBe('end');
+      await waitFor(() => late === 'xstill here', 5_000);
+      expect(await v2Upstreams(fwd, 'v2')).toBeGreaterThanOrEqual(2);
+      expect(await v2Upstreams(fwd, 'v1')).toBe(0);
+    } finally {
+      await Promise.all([afterFin.close(), endsFirst.close()]);
+    }
+  });
+
+  it('passes an abort on either side to the other as a reset, never as a clean end', async () => {
+    const env = await setup();
+    const seen: string[] = [];
+    let received = 0;
+    const u = await startServer((s) => {
+      s.on('error', (e: NodeJS.ErrnoException) => seen.push(e.code ?? e.message));
+      s.on('end', () => seen.push('end'));
+      s.on('data', (c: Buffer) => {
+        received += c.length;
+        if (c.toString().includes('reset me')) s.resetAndDestroy();
+      });
+    });
+    try {
+      const { port } = await served(env, 'tcp://ab.x:7702', u);
+      // Client → upstream.
+      const a = await connectTo(port);
+      a.write('x');
+      await waitFor(() => received > 0, 5_000);
+      a.resetAndDestroy();
+      await waitFor(() => seen.length > 0, 5_000);
+      expect(seen).toEqual(['ECONNRESET']);
+      // Upstream → client.
+      const b = await connectTo(port);
+      const r = ending(b);
+      b.write('reset me');
+      expect((await r).how).toBe('ECONNRESET');
+    } finally {
+      await u.close();
+    }
+  });
+
+  it('sends the first bytes with the CONNECT request, before the ingress answered', async () => {
+    const env = await setup();
+    const { port } = await served(env, 'tcp://early.x:7703', env.echo.upstreamUrl);
+    const c = await connectTo(port);
+    expect(await roundTrip(c, 'GET / HTTP/1.1\r\n\r\n')).toBe('GET / HTTP/1.1\r\n\r\n');
+    c.end();
+    await waitFor(() => streams(env, 'closed').length === 1, 5_000);
+    // The ingress had the request in the stream's buffer when it answered 200.
+    expect(streams(env, 'closed')[0]).toMatchObject({ early_bytes: 18 });
+  });
+
+  it('GOAWAY mid-transfer: the live stream finishes intact, the next goes on a new session', async () => {
+    const env = await setup();
+    const { fwd, port } = await served(env, 'tcp://ga.x:7704', env.echo.upstreamUrl, {
+      ingress: { sessions: 1 },
+    });
+    const sessions = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions');
+    const payload = randomBytes(8 * 1024 * 1024);
+    const c = await connectTo(port);
+    const hash = createHash('sha256');
+    let got = 0;
+    c.on('data', (b: Buffer) => {
+      got += b.length;
+      hash.update(b);
+    });
+    const r = ending(c);
+    c.write(payload.subarray(0, 1024 * 1024));
+    await waitFor(() => got > 0, 10_000);
+    expect(await sessions()).toBe(1);
+    env.mock.api.ingressGoaway!();
+    // While the old session drains, a new connection needs a new one.
+    const second = await connectTo(port);
+    expect(await roundTrip(second, 'after goaway')).toBe('after goaway');
+    expect(await sessions()).toBe(2);
+    second.destroy();
+    c.end(payload.subarray(1024 * 1024));
+    expect((await r).how).toBe('end');
+    expect(hash.digest('hex')).toBe(createHash('sha256').update(payload).digest('hex'));
+  }, 60_000);
+});
+
+describe.each([false, true])(
+  'forwarder over v2, a stream refused for lack of concurrency (tls %s)',
+  (tls) => {
+    // The ingress announces 256 streams per session but serves one: the second stream is refused
+    // (REFUSED_STREAM) and must go to another session.
+    const setup = useEnv({ ingressTls: tls, ingress: { h2_session_stream_budget: 1 } });
+
+    it('is retried on another session', async () => {
+      const env = await setup();
+      await endpoint(env, 'tcp://rs.x:7705', env.echo.upstreamUrl);
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-rs', { [port]: 'tcp://rs.x:7705' }));
+      const fwd = await startOver(env, tls, { ingress: { protocol: 'v2', sessions: 1 } });
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      const a = await connectTo(port);
+      expect(await roundTrip(a, 'first holds its stream')).toBe('first holds its stream');
+      const b = await connectTo(port);
+      expect(await roundTrip(b, 'second on another session')).toBe('second on another session');
+      expect(streams(env, 'refused_stream').length).toBeGreaterThanOrEqual(1);
+      expect(
+        await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_refusals_total', {
+          code: 'ERR_740',
+        }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions')).toBe(2);
+      a.destroy();
+      b.destroy();
+    });
+  },
+);
+
+describe.each([false, true])('forwarder ingress.protocol auto against a v1-only ingress (tls %s)', (tls) => {
+  const setup = useEnv({ ingressTls: tls, ingress: { h2: false } });
+
+  it('falls back to v1 and serves', async () => {
+    const env = await setup();
+    await endpoint(env, 'tcp://v1.x:7706', env.echo.upstreamUrl);
+    const port = await freePort();
+    await createService(env.sim, internalService('ep-v1', { [port]: 'tcp://v1.x:7706' }));
+    const fwd = await startOver(env, tls);
+    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+    const c = await connectTo(port);
+    expect(await roundTrip(c, 'spoken in v1')).toBe('spoken in v1');
+    c.destroy();
+    expect(await v2Upstreams(fwd, 'v1')).toBeGreaterThanOrEqual(1);
+    expect(await v2Upstreams(fwd, 'v2')).toBe(0);
+    expect(logLines(env, 'forwarder ingress protocol')[0]).toMatchObject({ protocol: 'v1' });
+  });
+});
+
+/** Streams through the forwarder over one TLS HTTP/2 session pool arrive byte-exact. */
+describe('forwarder over v2 TLS: 50 × 16 MiB', () => {
+  const setup = useEnv({ ingressTls: true });
+
+  it('delivers every transfer sha256-equal with a clean end', async () => {
+    const env = await setup();
+    await endpoint(env, 'tcp://big.x:7707', env.echo.upstreamUrl);
+    const port = await freePort();
+    await createService(env.sim, internalService('ep-big', { [port]: 'tcp://big.x:7707' }));
+    const fwd = await startOver(env, true, { ingress: { protocol: 'v2' } });
+    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+    const { results, want } = await fiftyEchoTransfers(
+      () => connectTo(port),
+      (_s, sawEnd) => (sawEnd ? undefined : 'not a clean end'),
+    );
+    expect(results).toEqual(Array.from({ length: 50 }, () => want));
+    expect(await v2Upstreams(fwd, 'v2')).toBeGreaterThanOrEqual(50);
+    expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions')).toBeLessThanOrEqual(
+      2,
+    );
+  }, 300_000);
+});
