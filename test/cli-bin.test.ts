@@ -16,6 +16,7 @@ import { commands } from '../src/cli/commands.js';
 import { loadCommand, runCli } from '../src/cli/run.js';
 import { VERSION as CONTROLLER_VERSION } from '../src/controller/controller.js';
 import { captured } from './helpers/capture-io.js';
+import { budget } from './helpers/budget.js';
 
 /**
  * bin/endpoint-binder.js (what `npx endpoint-binder` runs) takes dist/ when it is at least as new
@@ -57,7 +58,7 @@ function age(path: string, secondsAgo: number): void {
 async function whichRan(root: string): Promise<string> {
   const r = await run(process.execPath, [join(root, 'bin', 'endpoint-binder.js')], {
     env: { PATH: process.env['PATH'] ?? '' },
-    timeout: 60_000,
+    timeout: budget(60_000),
   });
   return r.stdout.trim();
 }

@@ -10,6 +10,7 @@ import { VERSION } from '../src/cli/version.js';
 import { startKubesim, type Kubesim } from '../src/kubesim/index.js';
 import { captured } from './helpers/capture-io.js';
 import { ACME_KEY, startTestMock, type TestMock } from './helpers/mock-api.js';
+import { budget } from './helpers/budget.js';
 
 /** Every expected error is one line naming the cause, with a documented exit code; never a stack trace. */
 
@@ -205,12 +206,12 @@ describe('CLI: EPIPE', () => {
       'bash',
       [
         '-c',
-        'node --import tsx src/cli/main.ts check --config-only --api-url https://api.example.com -o json | head -c 1; echo " rc=${PIPESTATUS[0]}"',
+        'node bin/endpoint-binder.js check --config-only --api-url https://api.example.com -o json | head -c 1; echo " rc=${PIPESTATUS[0]}"',
       ],
       {
         encoding: 'utf8',
         env: { ...process.env, ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: 'ops' },
-        timeout: 90_000,
+        timeout: budget(90_000),
       },
     );
     expect(out).toMatch(/^\{ rc=0\n$/);
@@ -221,12 +222,12 @@ describe('CLI: EPIPE', () => {
       'bash',
       [
         '-c',
-        'node --import tsx src/cli/main.ts check --config-only --api-url https://api.example.com 2>/tmp/eb-epipe-$$.err | true; rc=${PIPESTATUS[0]}; cat /tmp/eb-epipe-$$.err; rm -f /tmp/eb-epipe-$$.err; echo "rc=$rc"',
+        'node bin/endpoint-binder.js check --config-only --api-url https://api.example.com 2>/tmp/eb-epipe-$$.err | true; rc=${PIPESTATUS[0]}; cat /tmp/eb-epipe-$$.err; rm -f /tmp/eb-epipe-$$.err; echo "rc=$rc"',
       ],
       {
         encoding: 'utf8',
         env: { ...process.env, ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: 'ops' },
-        timeout: 90_000,
+        timeout: budget(90_000),
       },
     );
     expect(r.stdout).toMatch(/rc=0\n$/);

@@ -8,6 +8,8 @@ import { runCli } from '../src/cli/run.js';
 import { readAll, startEcho } from './ingress/helpers.js';
 import { captured } from './helpers/capture-io.js';
 import { devCertificateFiles } from './helpers/cert-files.js';
+import { CLI } from './helpers/cli.js';
+import { budget } from './helpers/budget.js';
 
 const API_KEY = 'cli-ingress-key-1';
 const AUTHTOKEN = 'cli-ingress-token-1';
@@ -20,7 +22,7 @@ afterEach(() => {
 function startMockApiProcess(args: string[]) {
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'mock-api', '--port', '0', ...args],
+    [CLI, 'mock-api', '--port', '0', ...args],
     { stdio: 'pipe' },
   );
   let out = '';
@@ -34,7 +36,7 @@ function startMockApiProcess(args: string[]) {
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as Record<string, unknown>)
           .find((l) => l['msg'] === msg);
-      const timer = setTimeout(() => reject(new Error(`no "${msg}" line in: ${out}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no "${msg}" line in: ${out}`)), budget(30_000));
       const check = () => {
         const found = find();
         if (!found) return;

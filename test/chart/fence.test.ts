@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import type { Loose } from '../kubesim/helpers.js';
 // The pre-install config check is a hook Job nobody plays here; it has its own tests.
 import { CHART, REQUIRED, find, helmTool, render, renderNotes, template, valuesFile } from './helm.js';
+import { budget } from '../helpers/budget.js';
 
 const NO_CHECK_HOOK = { ...REQUIRED, configCheck: { enabled: false } };
 
@@ -36,7 +37,7 @@ const OURS = {
 async function tool(path: string, args: string[], dir: string) {
   try {
     const { stdout, stderr } = await run(path, args, {
-      timeout: 90_000,
+      timeout: budget(90_000),
       env: {
         PATH: process.env['PATH'] ?? '',
         HOME: dir,

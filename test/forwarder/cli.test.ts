@@ -18,6 +18,7 @@ import {
   roundTrip,
   useEnv,
 } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
 async function tempFile(name: string, text: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fwd-cli-'));
@@ -152,7 +153,7 @@ describe('endpoint-binder forwarder: the process', () => {
     );
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
+      [CLI, 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN } },
     );
     let out = '';

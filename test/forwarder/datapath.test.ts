@@ -21,16 +21,15 @@ import {
   writeInstallRecord,
   useEnv,
 } from './helpers.js';
+import { pollUntil } from '../helpers/wait.js';
 
-/** Polls `read` until it returns `want` (10 s at most); fails with the last value seen. */
+/** Polls `read` until it returns `want` (10 s at most, scaled); fails with the last value seen. */
 async function waitForValue(read: () => Promise<number>, want: number): Promise<void> {
-  let last = NaN;
-  for (let i = 0; i < 500; i++) {
-    last = await read();
-    if (last === want) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`waited for ${want}, last value ${last}`);
+  await pollUntil(`the value ${want}`, read, (v) => v === want, {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+    onError: 'throw',
+  });
 }
 
 describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () => {

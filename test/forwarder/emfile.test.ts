@@ -18,6 +18,7 @@ import {
   roundTrip,
   useEnv,
 } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
 
 /**
  * File descriptors running out, for real: the forwarder CLI runs with a small descriptor limit and
@@ -50,7 +51,7 @@ describe('forwarder out of file descriptors', () => {
         drain: { delaySeconds: 0, timeoutSeconds: 1 },
       }),
     );
-    const node = `'${process.execPath}' --import tsx src/cli/main.ts forwarder --config '${config}' --kubeconfig '${kubeconfig}'`;
+    const node = `'${process.execPath}' '${CLI}' forwarder --config '${config}' --kubeconfig '${kubeconfig}'`;
     const child = spawn('sh', ['-c', `ulimit -n 512 && exec ${node}`], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },

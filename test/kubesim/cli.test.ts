@@ -6,6 +6,8 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { servedKinds } from '../../src/kubesim/index.js';
+import { CLI } from '../helpers/cli.js';
+import { budget } from '../helpers/budget.js';
 
 describe('endpoint-binder kubesim', () => {
   it('prints help and rejects bad flags with exit code 2', async () => {
@@ -40,18 +42,14 @@ describe('endpoint-binder kubesim', () => {
   it('serves until SIGTERM and writes a kubeconfig client-node can use', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubesim-cli-'));
     const path = join(dir, 'kubeconfig');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'kubesim', '--kubeconfig', path, '--token', 'cli-token'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [CLI, 'kubesim', '--kubeconfig', path, '--token', 'cli-token'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let buf = '';
         // tsx compiles the whole CLI first: slow on a loaded 2-core machine.
-        const timer = setTimeout(() => reject(new Error(`no log line: ${buf}`)), 60_000);
+        const timer = setTimeout(() => reject(new Error(`no log line: ${buf}`)), budget(60_000));
         child.stdout.setEncoding('utf8');
         child.stdout.on('data', (c: string) => {
           buf += c;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The real kubectl 1.32 and helm 3.17 against kubesim on what a chart's admission fence and an
@@ -29,7 +30,7 @@ interface Result {
 }
 
 async function tool(path: string, args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Result> {
-  const child = run(path, args, { timeout: 60_000, ...(env ? { env } : {}) });
+  const child = run(path, args, { timeout: budget(60_000), ...(env ? { env } : {}) });
   child.child.stdin?.end(input ?? '');
   try {
     const { stdout, stderr } = await child;

@@ -3,6 +3,7 @@ import { BatchV1Api, CoreV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim, type PodRunner } from '../../src/kubesim/index.js';
 import { podText } from '../../src/kubesim/workloads/cli-pod-runner.js';
+import { pollUntil } from '../helpers/wait.js';
 
 /**
  * kubesim's Job controller (`runJobs`, what `endpoint-binder kubesim --workloads` turns on): a
@@ -47,19 +48,7 @@ function job(name: string, env: unknown[], backoffLimit = 0): V1Job {
 }
 
 async function until<T>(what: string, read: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await read();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what} (${last instanceof Error ? last.message : 'no error'})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return (await pollUntil(what, read, (v) => v !== undefined, { timeoutMs: ms, intervalMs: 100 })) as T;
 }
 
 describe('kubesim Job controller', () => {
