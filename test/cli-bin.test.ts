@@ -64,22 +64,30 @@ async function whichRan(root: string): Promise<string> {
 }
 
 describe('bin/endpoint-binder.js', () => {
-  it('runs dist/ when it is newer than every source (no compile per call)', async () => {
-    const root = layout({ source: true, dist: true });
-    age(join(root, 'src', 'cli', 'main.ts'), 60);
-    expect(await whichRan(root)).toBe('dist');
-  }, 60_000);
+  it(
+    'runs dist/ when it is newer than every source (no compile per call)',
+    { timeout: budget(60_000) },
+    async () => {
+      const root = layout({ source: true, dist: true });
+      age(join(root, 'src', 'cli', 'main.ts'), 60);
+      expect(await whichRan(root)).toBe('dist');
+    },
+  );
 
-  it('runs the sources through tsx when a source is newer than dist/ (never a stale build)', async () => {
-    const root = layout({ source: true, dist: true });
-    age(join(root, 'dist', 'cli', 'main.js'), 60);
-    expect(await whichRan(root)).toBe('source');
-  }, 60_000);
+  it(
+    'runs the sources through tsx when a source is newer than dist/ (never a stale build)',
+    { timeout: budget(60_000) },
+    async () => {
+      const root = layout({ source: true, dist: true });
+      age(join(root, 'dist', 'cli', 'main.js'), 60);
+      expect(await whichRan(root)).toBe('source');
+    },
+  );
 
-  it('runs dist/ in an install without sources', async () => {
+  it('runs dist/ in an install without sources', { timeout: budget(60_000) }, async () => {
     const root = layout({ source: false, dist: true });
     expect(await whichRan(root)).toBe('dist');
-  }, 60_000);
+  });
 });
 
 describe('the CLI answers without loading every command', () => {

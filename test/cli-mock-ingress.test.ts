@@ -110,55 +110,63 @@ describe('endpoint-binder mock-api with its binding ingress', () => {
     ({ dir, cert, certFile, keyFile } = await devCertificateFiles('eb-cli-ingress-'));
   });
 
-  it('serves the ingress over TLS from --ingress-* flags and advertises --ingress-advertise', async () => {
-    const p = startMockApiProcess([
-      '--api-key',
-      API_KEY,
-      '--authtoken',
-      AUTHTOKEN,
-      '--ingress-port',
-      '0',
-      '--ingress-cert',
-      certFile,
-      '--ingress-key',
-      keyFile,
-      '--ingress-advertise',
-      'localhost',
-    ]);
-    try {
-      const { url } = (await p.line('mock api listening')) as { url: string };
-      const ingress = await p.line('binding ingress listening');
-      expect(ingress).toMatchObject({ tls: true, component: 'ingress' });
-      const port = String(ingress['address']).split(':').at(-1);
-      expect(ingress['advertise']).toBe(`localhost:${port}`);
-      expect(await roundTripThroughAdvertised(url, { ca: cert })).toBe(`localhost:${port}`);
-    } finally {
-      expect(await p.stop()).toBe(0);
-    }
-    expect(p.output()).not.toContain(AUTHTOKEN);
-  }, 60_000);
+  it(
+    'serves the ingress over TLS from --ingress-* flags and advertises --ingress-advertise',
+    { timeout: budget(60_000) },
+    async () => {
+      const p = startMockApiProcess([
+        '--api-key',
+        API_KEY,
+        '--authtoken',
+        AUTHTOKEN,
+        '--ingress-port',
+        '0',
+        '--ingress-cert',
+        certFile,
+        '--ingress-key',
+        keyFile,
+        '--ingress-advertise',
+        'localhost',
+      ]);
+      try {
+        const { url } = (await p.line('mock api listening')) as { url: string };
+        const ingress = await p.line('binding ingress listening');
+        expect(ingress).toMatchObject({ tls: true, component: 'ingress' });
+        const port = String(ingress['address']).split(':').at(-1);
+        expect(ingress['advertise']).toBe(`localhost:${port}`);
+        expect(await roundTripThroughAdvertised(url, { ca: cert })).toBe(`localhost:${port}`);
+      } finally {
+        expect(await p.stop()).toBe(0);
+      }
+      expect(p.output()).not.toContain(AUTHTOKEN);
+    },
+  );
 
-  it('takes the same settings from the config file (plain TCP on loopback)', async () => {
-    const config = join(dir, 'mock.yaml');
-    writeFileSync(
-      config,
-      [
-        'accounts:',
-        `  - { id: acme, api_keys: [${API_KEY}], authtokens: [${AUTHTOKEN}] }`,
-        'ingress: { port: 0, host: 127.0.0.1, advertise: localhost, max_handshakes: 32, max_handshakes_per_source: 8 }',
-      ].join('\n'),
-    );
-    const p = startMockApiProcess(['--config', config]);
-    try {
-      const { url } = (await p.line('mock api listening')) as { url: string };
-      const ingress = await p.line('binding ingress listening');
-      expect(ingress).toMatchObject({ tls: false });
-      const port = String(ingress['address']).split(':').at(-1);
-      expect(await roundTripThroughAdvertised(url)).toBe(`localhost:${port}`);
-    } finally {
-      expect(await p.stop()).toBe(0);
-    }
-  }, 60_000);
+  it(
+    'takes the same settings from the config file (plain TCP on loopback)',
+    { timeout: budget(60_000) },
+    async () => {
+      const config = join(dir, 'mock.yaml');
+      writeFileSync(
+        config,
+        [
+          'accounts:',
+          `  - { id: acme, api_keys: [${API_KEY}], authtokens: [${AUTHTOKEN}] }`,
+          'ingress: { port: 0, host: 127.0.0.1, advertise: localhost, max_handshakes: 32, max_handshakes_per_source: 8 }',
+        ].join('\n'),
+      );
+      const p = startMockApiProcess(['--config', config]);
+      try {
+        const { url } = (await p.line('mock api listening')) as { url: string };
+        const ingress = await p.line('binding ingress listening');
+        expect(ingress).toMatchObject({ tls: false });
+        const port = String(ingress['address']).split(':').at(-1);
+        expect(await roundTripThroughAdvertised(url)).toBe(`localhost:${port}`);
+      } finally {
+        expect(await p.stop()).toBe(0);
+      }
+    },
+  );
 
   it('documents every ingress flag in --help', async () => {
     const io = captured();

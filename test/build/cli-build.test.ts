@@ -57,7 +57,7 @@ describe('the built CLI', () => {
       const e = err as { code?: number; stdout?: string; stderr?: string };
       build = { code: typeof e.code === 'number' ? e.code : 1, output: (e.stdout ?? '') + (e.stderr ?? '') };
     }
-  }, 300_000);
+  }, budget(300_000));
   afterAll(() => {
     rmSync(root, { recursive: true, force: true });
   });

@@ -161,7 +161,7 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
     ]);
     expect(installed.stderr).toBe('');
     expect(installed.code).toBe(0);
-  }, 120_000);
+  }, budget(120_000));
   afterAll(async () => {
     await agent?.close();
     await sim?.stop();
@@ -347,70 +347,74 @@ describe.skipIf(skip !== undefined)('uninstall hook RBAC: hook resources only', 
     await sim?.stop();
   });
 
-  it('the hook service account can touch no Service after install, while the hook runs it can, after uninstall it cannot', async () => {
-    const installed = await helm([
-      'install',
-      'eb',
-      CHART,
-      '-n',
-      NS,
-      '-f',
-      valuesFile(NO_CHECK_HOOK),
-      '--timeout',
-      '60s',
-    ]);
-    expect(installed.code, installed.stderr).toBe(0);
-    expect(await canI(UNINSTALL, 'delete')).toBe('no');
-    expect(await canI(UNINSTALL, 'update')).toBe('no');
-    expect(await canI(CONTROLLER, 'create')).toBe('yes');
+  it(
+    'the hook service account can touch no Service after install, while the hook runs it can, after uninstall it cannot',
+    { timeout: budget(150_000) },
+    async () => {
+      const installed = await helm([
+        'install',
+        'eb',
+        CHART,
+        '-n',
+        NS,
+        '-f',
+        valuesFile(NO_CHECK_HOOK),
+        '--timeout',
+        '60s',
+      ]);
+      expect(installed.code, installed.stderr).toBe(0);
+      expect(await canI(UNINSTALL, 'delete')).toBe('no');
+      expect(await canI(UNINSTALL, 'update')).toBe('no');
+      expect(await canI(CONTROLLER, 'create')).toBe('yes');
 
-    // Play the Job controller: while helm waits for the pre-delete Job, its rights exist; then
-    // report it Complete.
-    const uninstalling = helm(['uninstall', 'eb', '-n', NS, '--wait', '--timeout', '60s']);
-    let during = '';
-    for (let i = 0; i < 400; i++) {
-      const job = await call(
-        sim,
-        agent,
-        'GET',
-        `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall`,
-      );
-      if (job.status === 200) {
-        during = await canI(UNINSTALL, 'delete');
-        const now = new Date().toISOString();
-        const cond = (type: string) => ({
-          type,
-          status: 'True',
-          lastProbeTime: now,
-          lastTransitionTime: now,
-        });
-        const body = {
-          ...(job.body as Loose),
-          status: {
-            conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
-            succeeded: 1,
-            startTime: now,
-            completionTime: now,
-          },
-        };
-        const put = await call(
+      // Play the Job controller: while helm waits for the pre-delete Job, its rights exist; then
+      // report it Complete.
+      const uninstalling = helm(['uninstall', 'eb', '-n', NS, '--wait', '--timeout', '60s']);
+      let during = '';
+      for (let i = 0; i < 400; i++) {
+        const job = await call(
           sim,
           agent,
-          'PUT',
-          `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall/status`,
-          body,
+          'GET',
+          `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall`,
         );
-        expect(put.status).toBe(200);
-        break;
+        if (job.status === 200) {
+          during = await canI(UNINSTALL, 'delete');
+          const now = new Date().toISOString();
+          const cond = (type: string) => ({
+            type,
+            status: 'True',
+            lastProbeTime: now,
+            lastTransitionTime: now,
+          });
+          const body = {
+            ...(job.body as Loose),
+            status: {
+              conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
+              succeeded: 1,
+              startTime: now,
+              completionTime: now,
+            },
+          };
+          const put = await call(
+            sim,
+            agent,
+            'PUT',
+            `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall/status`,
+            body,
+          );
+          expect(put.status).toBe(200);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const done = await uninstalling;
-    expect(done.code, done.stderr).toBe(0);
-    expect(during).toBe('yes');
-    expect(await canI(UNINSTALL, 'delete')).toBe('no');
-    expect(await canI(UNINSTALL, 'update')).toBe('no');
-  }, 150_000);
+      const done = await uninstalling;
+      expect(done.code, done.stderr).toBe(0);
+      expect(during).toBe('yes');
+      expect(await canI(UNINSTALL, 'delete')).toBe('no');
+      expect(await canI(UNINSTALL, 'update')).toBe('no');
+    },
+  );
 });
 
 describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {

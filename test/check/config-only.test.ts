@@ -122,7 +122,7 @@ describe('endpoint-binder check --config-only', () => {
     expect(io.err()).toContain('--output');
   });
 
-  it('runs as a process: exit 1, one line per problem, no stack trace', () => {
+  it('runs as a process: exit 1, one line per problem, no stack trace', { timeout: budget(100_000) }, () => {
     const r = spawnSync(process.execPath, [CLI, 'check', '--config-only', '--api-url', 'ftp://x'], {
       encoding: 'utf8',
       env: { ...process.env, ENDPOINT_BINDER_API_KEY: '', POD_NAMESPACE: 'ops' },
@@ -132,5 +132,5 @@ describe('endpoint-binder check --config-only', () => {
     expect(r.stdout).toContain('api.baseUrl: must be an http:// or https:// URL');
     expect(r.stdout).toContain('ENDPOINT_BINDER_API_KEY: the API key must be set in the environment');
     expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
-  }, 100_000);
+  });
 });

@@ -71,13 +71,9 @@ describe('mock-api URL', () => {
         return ['--config', file];
       },
     ],
-  ])(
-    'prints the URL with %s',
-    async (_mode, args) => {
-      const out = await bannerOf(args());
-      expect(out).toMatch(/^ {2}Mock management API: http:\/\/127\.0\.0\.1:\d+$/m);
-      expect(out).not.toContain('Development API key');
-    },
-    40_000,
-  );
+  ])('prints the URL with %s', { timeout: budget(40_000) }, async (_mode, args) => {
+    const out = await bannerOf(args());
+    expect(out).toMatch(/^ {2}Mock management API: http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(out).not.toContain('Development API key');
+  });
 });

@@ -14,6 +14,7 @@ import {
   useEnv,
   type Env,
 } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * One endpoint never costs another (#27 item 1), over plain TCP and TLS to the real mock ingress.
@@ -60,30 +61,34 @@ describe.each([false, true])('forwarder fairness between ports (tls %s)', (tls) 
 
     // Before: 60 one-byte clients of a.x took all 40 ingress slots, and every client of b.x was
     // refused (ERR_740, retried until the budget ran out).
-    it('60 one-byte clients of a silent endpoint leave room for another endpoint', async () => {
-      const env = await setup();
-      const accepted: Socket[] = [];
-      const silent = await startServer((s) => accepted.push(s));
-      try {
-        const { a, b } = await twoPorts(env, silent.upstreamUrl);
-        const fwd = await startOver(env, tls, {
-          limits: { maxIngressConnectionsPerPort: 16, prefaceTimeoutMs: 20_000 },
-        });
-        await waitFor(() => fwd.boundPorts().length === 2, 10_000);
-        const clients = oneByteClients(a, 60);
-        await waitFor(() => accepted.length >= 16, 20_000);
-        // The rest of a.x's clients wait their turn in the forwarder.
-        await waitFor(
-          async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 44,
-          20_000,
-        );
-        expect(await serveB(b, 10)).toEqual(expected(10));
-        expect(accepted.length).toBe(16);
-        for (const c of clients) c.destroy();
-      } finally {
-        await silent.close();
-      }
-    }, 60_000);
+    it(
+      '60 one-byte clients of a silent endpoint leave room for another endpoint',
+      { timeout: budget(60_000) },
+      async () => {
+        const env = await setup();
+        const accepted: Socket[] = [];
+        const silent = await startServer((s) => accepted.push(s));
+        try {
+          const { a, b } = await twoPorts(env, silent.upstreamUrl);
+          const fwd = await startOver(env, tls, {
+            limits: { maxIngressConnectionsPerPort: 16, prefaceTimeoutMs: 20_000 },
+          });
+          await waitFor(() => fwd.boundPorts().length === 2, 10_000);
+          const clients = oneByteClients(a, 60);
+          await waitFor(() => accepted.length >= 16, 20_000);
+          // The rest of a.x's clients wait their turn in the forwarder.
+          await waitFor(
+            async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 44,
+            20_000,
+          );
+          expect(await serveB(b, 10)).toEqual(expected(10));
+          expect(accepted.length).toBe(16);
+          for (const c of clients) c.destroy();
+        } finally {
+          await silent.close();
+        }
+      },
+    );
   });
 
   describe('an upstream that drops SYNs', () => {
@@ -92,37 +97,41 @@ describe.each([false, true])('forwarder fairness between ports (tls %s)', (tls) 
 
     // Before: 200 clients of a.x held all 64 dial turns through the ingress's upstream connect, and
     // b.x's clients found no turn within prefaceTimeoutMs (reset with ERR_791).
-    it("200 clients of a black-holed endpoint do not hold the next endpoint's turns", async () => {
-      const env = await setup();
-      const blackHole = await startUnresponsiveUpstream(30_000);
-      try {
-        const { a, b } = await twoPorts(env, `tcp://127.0.0.1:${blackHole.port}`);
-        const fwd = await startOver(env, tls, { limits: { prefaceTimeoutMs: 4_000 } });
-        await waitFor(() => fwd.boundPorts().length === 2, 10_000);
-        // Two waves, so a.x always has clients whose budget outlasts b.x's first client's.
-        const clients = oneByteClients(a, 100);
-        await waitFor(() => fwd.openConnections() === 100, 20_000);
-        await new Promise((r) => setTimeout(r, 1_000));
-        clients.push(...oneByteClients(a, 100));
-        await waitFor(() => fwd.openConnections() === 200, 20_000);
-        // Their turns ended with their handshakes: nobody waits for one (before, 136 did).
-        await waitFor(
-          async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 0,
-          3_000,
-        );
-        expect(await serveB(b, 10)).toEqual(expected(10));
-        for (const c of clients) c.destroy();
-      } finally {
-        blackHole.close();
-      }
-    }, 60_000);
+    it(
+      "200 clients of a black-holed endpoint do not hold the next endpoint's turns",
+      { timeout: budget(60_000) },
+      async () => {
+        const env = await setup();
+        const blackHole = await startUnresponsiveUpstream(30_000);
+        try {
+          const { a, b } = await twoPorts(env, `tcp://127.0.0.1:${blackHole.port}`);
+          const fwd = await startOver(env, tls, { limits: { prefaceTimeoutMs: 4_000 } });
+          await waitFor(() => fwd.boundPorts().length === 2, 10_000);
+          // Two waves, so a.x always has clients whose budget outlasts b.x's first client's.
+          const clients = oneByteClients(a, 100);
+          await waitFor(() => fwd.openConnections() === 100, 20_000);
+          await new Promise((r) => setTimeout(r, 1_000));
+          clients.push(...oneByteClients(a, 100));
+          await waitFor(() => fwd.openConnections() === 200, 20_000);
+          // Their turns ended with their handshakes: nobody waits for one (before, 136 did).
+          await waitFor(
+            async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 0,
+            3_000,
+          );
+          expect(await serveB(b, 10)).toEqual(expected(10));
+          for (const c of clients) c.destroy();
+        } finally {
+          blackHole.close();
+        }
+      },
+    );
   });
 
   describe('a client that resets while queued', () => {
     const setup = useEnv({ ingressTls: tls });
 
     // Before: a queued client was dialled when its turn came even though it was gone.
-    it('is never dialled', async () => {
+    it('is never dialled', { timeout: budget(30_000) }, async () => {
       const env = await setup();
       let upstreamConnections = 0;
       const echo = await startServer((s) => {
@@ -157,6 +166,6 @@ describe.each([false, true])('forwarder fairness between ports (tls %s)', (tls) 
       } finally {
         await echo.close();
       }
-    }, 30_000);
+    });
   });
 });

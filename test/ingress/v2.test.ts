@@ -6,6 +6,7 @@ import { IngressV2Pool } from '../../src/api/ingress/v2-dialer.js';
 import { IngressError } from '../../src/api/ingress/dialer.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { createEndpoint, startEcho, startServer, waitFor, type TestServer } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 interface Setup {
   mock: TestMock;
@@ -175,7 +176,7 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
 
 /** Streams over one TLS HTTP/2 session arrive byte-exact: 50 transfers of 16 MiB, 5 at a time. */
 describe('ingress v2 over TLS: 50 × 16 MiB', () => {
-  it('delivers every transfer sha256-equal, with a clean end', async () => {
+  it('delivers every transfer sha256-equal, with a clean end', { timeout: budget(300_000) }, async () => {
     const mock = await startTestMock({
       ingress: {},
       config: {
@@ -220,5 +221,5 @@ describe('ingress v2 over TLS: 50 × 16 MiB', () => {
       pool.destroy();
       await Promise.all([mock.close(), echo.close()]);
     }
-  }, 300_000);
+  });
 });

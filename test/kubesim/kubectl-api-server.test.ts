@@ -261,7 +261,7 @@ count: 3
     expect(res.stdout).toContain('name: demo-svc');
   });
 
-  it('get -w streams new rows as a real server does', async () => {
+  it('get -w streams new rows as a real server does', { timeout: budget(60_000) }, async () => {
     if ('skip' in tool) return;
     await kubectl(['create', 'namespace', 'watched']);
     const child = spawn(tool.path, [...baseArgs, 'get', 'svc', '-n', 'watched', '-w'], {
@@ -293,5 +293,5 @@ count: 3
     expect(rows.find((r) => r[0] === 'late')?.[4]).toBe('81/TCP');
     // Column headers are printed once.
     expect(rows.filter((r) => r[0] === 'NAME')).toHaveLength(1);
-  }, 60_000);
+  });
 });

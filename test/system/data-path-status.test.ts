@@ -11,6 +11,7 @@ import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from '../contro
 import { captured } from '../helpers/capture-io.js';
 import { ACME_AUTHTOKEN } from '../helpers/mock-api.js';
 import { connectTo, freePort, roundTrip } from '../forwarder/helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * #19 item 2: the forwarder keeps per-URL data-path health. A live and a dead upstream behind one
@@ -70,7 +71,7 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     await eventually(() => Object.values(ports).every((p) => fwd.boundPorts().includes(p)), 'listeners');
     await eventually(() => fwd.readiness().ready, 'forwarder ready');
     await eventually(() => ctl.status().counts['projected'] === 3, 'projected');
-  }, 60_000);
+  }, budget(60_000));
   afterAll(async () => {
     vi.restoreAllMocks();
     await fwd?.stop();
