@@ -99,26 +99,14 @@ const LONG_FUNCTIONS = [
   // Composition roots: one closure wiring every part; issue #28 item 3 builds them from parts.
   { file: 'src/controller/controller.ts', lines: 421, why: 'startController, the composition root' },
   { file: 'src/forwarder/forwarder.ts', lines: 448, why: 'startForwarder, the composition root' },
-  {
-    file: 'src/controller/reconciler.ts',
-    lines: 189,
-    why: 'Reconciler.pass; issue #28 item 2 returns its effects',
-  },
+  { file: 'src/controller/reconciler.ts', lines: 189, why: 'Reconciler.pass (issue #28 item 2)' },
   // Rule ladders written as one function; issue #28 item 5 makes each rung a named check.
   { file: 'src/binding/project.ts', lines: 260, why: 'projectionSteps, the 11-rung projection ladder' },
-  {
-    file: 'src/binding/selector-cost.ts',
-    lines: 148,
-    why: 'estimateSelectorCost: one case per CEL node kind',
-  },
+  { file: 'src/binding/selector-cost.ts', lines: 148, why: 'estimateSelectorCost: per node kind' },
   { file: 'src/binding/ports.ts', lines: 120, why: 'allocatePorts: the allocation ladder' },
   { file: 'src/check/run-checks.ts', lines: 143, why: 'runChecks: the checks in their documented order' },
   // One connection or one stream as a state machine whose steps share the socket's listeners.
-  {
-    file: 'src/api/ingress/dialer.ts',
-    lines: 135,
-    why: 'connectThroughIngress: handshake, reply, hand-over',
-  },
+  { file: 'src/api/ingress/dialer.ts', lines: 135, why: 'connectThroughIngress: one dial' },
   { file: 'src/kube/cache/watch-stream.ts', lines: 133, why: 'runWatch: one watch request and its watchdog' },
   { file: 'src/mock/events/stream.ts', lines: 118, why: 'serveEventStream: one SSE stream' },
   // Declarations and tables: one entry per metric, route or step, read top to bottom.
@@ -126,11 +114,7 @@ const LONG_FUNCTIONS = [
   { file: 'src/mock/resources/operators.ts', lines: 133, why: 'operatorRoutes: the route table' },
   { file: 'src/mock/resources/endpoints.ts', lines: 103, why: 'endpointRoutes: the route table' },
   { file: 'src/kubesim/server.ts', lines: 131, why: 'dispatch: the request router' },
-  {
-    file: 'src/kubesim/openapi/document.ts',
-    lines: 105,
-    why: 'resourcePaths: the OpenAPI paths of one kind',
-  },
+  { file: 'src/kubesim/openapi/document.ts', lines: 105, why: "resourcePaths: one kind's paths" },
   { file: 'src/kubesim/index.ts', lines: 119, why: 'startKubesim: the simulator wiring' },
   { file: 'src/mock/ingress/server.ts', lines: 125, why: 'startIngress: the mock ingress wiring' },
   { file: 'src/demo/script.ts', lines: 134, why: 'runDemoScript: the demo steps in the order printed' },
