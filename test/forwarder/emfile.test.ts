@@ -18,7 +18,6 @@ import {
   roundTrip,
   useEnv,
 } from './helpers.js';
-import { CLI } from '../helpers/cli.js';
 import { budget } from '../helpers/budget.js';
 
 /**
@@ -55,7 +54,10 @@ describe('forwarder out of file descriptors', () => {
           drain: { delaySeconds: 0, timeoutSeconds: 1 },
         }),
       );
-      const node = `'${process.execPath}' '${CLI}' forwarder --config '${config}' --kubeconfig '${kubeconfig}'`;
+      // The sources through tsx, not the built CLI (test/helpers/cli.ts): under `ulimit -n 512` plain
+      // node cannot even load dist/ (EMFILE while its ESM loader opens the module graph; seen
+      // 2026-11-27, it starts at 1024), while tsx loads the same graph within 512 descriptors.
+      const node = `'${process.execPath}' --import tsx src/cli/main.ts forwarder --config '${config}' --kubeconfig '${kubeconfig}'`;
       const child = spawn('sh', ['-c', `ulimit -n 512 && exec ${node}`], {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { SseParser, type SseMessage } from '../../src/api/client/sse/parser.js';
-import { pollUntil } from './wait.js';
+import { conditionOf, pollUntil } from './wait.js';
 import { budget } from './budget.js';
 
 export interface RawStream {
@@ -109,6 +109,10 @@ export async function openRawStream(
 }
 
 /** Polls `check` every 10 ms, for about `tries` × 10 ms (scaled; ./wait.ts). */
-export async function eventually(check: () => boolean, tries = 300, what = 'the condition'): Promise<void> {
+export async function eventually(
+  check: () => boolean,
+  tries = 300,
+  what = conditionOf(check),
+): Promise<void> {
   await pollUntil(what, check, (v) => v, { timeoutMs: tries * 10, intervalMs: 10, onError: 'throw' });
 }

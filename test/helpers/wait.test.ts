@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { budget, timeFactor, timeFactorFrom } from './budget.js';
-import { describeSeen, pollUntil, WaitTimeout } from './wait.js';
+import { conditionOf, describeSeen, pollUntil, WaitTimeout } from './wait.js';
 
 describe('budget: one factor for every child-process wait', () => {
   it('takes TEST_TIME_FACTOR when set', () => {
@@ -98,5 +98,17 @@ describe('pollUntil: a wait that says what it last saw', () => {
     const long = describeSeen('x'.repeat(2000));
     expect(long.length).toBeLessThan(700);
     expect(long).toMatch(/… \(2002 chars\)$/);
+  });
+});
+
+describe('conditionOf: a nameless wait is named by its predicate', () => {
+  it("quotes the predicate's source on one line", async () => {
+    const seen: number[] = [];
+    const check = (): boolean => seen.length === 3;
+    expect(conditionOf(check)).toMatch(/^`.*seen\.length === 3.*`$/);
+    const err = await pollUntil(conditionOf(check), check, (v) => v, { timeoutMs: 10, intervalMs: 5 }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toMatch(/waiting for `.*seen\.length === 3.*`; last saw false$/);
   });
 });

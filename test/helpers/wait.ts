@@ -53,6 +53,12 @@ function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** What a wait without a name waited for: its predicate's source, on one line and bounded. */
+export function conditionOf(check: (...args: never[]) => unknown): string {
+  const source = check.toString().replace(/\s+/g, ' ');
+  return `\`${source.length > 200 ? `${source.slice(0, 200)}…` : source}\``;
+}
+
 /** Polls `probe` until `accept(value)`; returns that value or throws a WaitTimeout. */
 export async function pollUntil<T>(
   what: string,

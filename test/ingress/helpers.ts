@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { TestMock } from '../helpers/mock-api.js';
-import { pollUntil } from '../helpers/wait.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 /** A loopback TCP server with its open sockets tracked, so close() never waits on a client. */
 export interface TestServer {
@@ -130,7 +130,7 @@ export async function rawExchange(
 export async function waitFor(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 5000,
-  what = 'the condition',
+  what = conditionOf(check),
 ): Promise<void> {
   await pollUntil(what, check, (v) => v, { timeoutMs, intervalMs: 20, onError: 'throw' });
 }

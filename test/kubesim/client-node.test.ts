@@ -11,7 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { useSim } from './helpers.js';
-import { pollUntil } from '../helpers/wait.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 /**
  * The same small scenario through @kubernetes/client-node 1.4's own APIs: kubesim must be
@@ -21,7 +21,7 @@ import { pollUntil } from '../helpers/wait.js';
 const start = useSim();
 
 async function waitUntil(cond: () => boolean, timeoutMs = 3000): Promise<void> {
-  await pollUntil('the condition', cond, (v) => v, { timeoutMs, intervalMs: 10, onError: 'throw' });
+  await pollUntil(conditionOf(cond), cond, (v) => v, { timeoutMs, intervalMs: 10, onError: 'throw' });
 }
 
 /** ApiException.body is the raw response text in 1.4; callers JSON-parse it for reason/message. */

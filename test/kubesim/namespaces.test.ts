@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { api, createNs, createSvc, openWatch, svc, useSim } from './helpers.js';
-import { pollUntil } from '../helpers/wait.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 const start = useSim();
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  return pollUntil('the condition', fn, ok, { timeoutMs, intervalMs: 10, onError: 'throw' });
+  return pollUntil(conditionOf(ok), fn, ok, { timeoutMs, intervalMs: 10, onError: 'throw' });
 }
 
 describe('kubesim namespaces', () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
 import { openSocket, parseRawResponse, rawHttp, readUntilClosed } from './raw-http.js';
-import { pollUntil } from '../helpers/wait.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 let m: TestMock;
 beforeAll(async () => {
@@ -237,7 +237,7 @@ describe('connections', () => {
 });
 
 async function eventually(check: () => Promise<boolean>, tries = 200): Promise<void> {
-  await pollUntil('the condition', check, (v) => v, {
+  await pollUntil(conditionOf(check), check, (v) => v, {
     timeoutMs: tries * 25,
     intervalMs: 25,
     onError: 'throw',
