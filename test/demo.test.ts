@@ -41,6 +41,9 @@ describe('demo --once (what npm start shows)', () => {
     // the status table names every state the samples are in
     expect(out).toMatch(/http:\/\/api\.later:80\s+namespace-missing/);
     expect(out).toMatch(/http:\/\/secret\.private:80\s+not-selected/);
+    // the data path the controller read from the forwarder, after the HTTP and TCP traffic
+    expect(out).toMatch(/REASON\s+DATA PATH/);
+    expect(out).toMatch(/tcp:\/\/echo\.demo:7000\s+projected\s.*\sok \d+s ago$/m);
     // the namespace policy: an alias refused in kube-system, one in an opted-out namespace
     expect(out).toMatch(/http:\/\/metrics\.kube-system:80\s+namespace-denied/);
     expect(out).toMatch(/http:\/\/app\.quiet:80\s+namespace-denied/);

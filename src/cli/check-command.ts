@@ -11,6 +11,7 @@ import { UsageError, type Command } from './command.js';
 import { CONTROLLER_SETTINGS_FLAGS, readControllerSettings } from './controller-settings.js';
 import { resolveForwarderConfig } from './forwarder-command.js';
 import { writeOut } from './output.js';
+import { parseRefusalTarget, reportRefusal } from './refusal-event.js';
 
 const usage = `Usage: endpoint-binder check [--config-only] [--config <file>] [controller options]
                             [--forwarder-config <file>] [ingress options] [--endpoint <id|url>] [-o table|json]
@@ -49,8 +50,11 @@ ENDPOINT_BINDER_AUTHTOKEN is set)
 
 Options:
   --config-only       check the config only (file, flags, environment); no network access
+  --refusal-event <namespace>/<job>
+                      when the config is refused: also a Warning Event ConfigRefused on that Job,
+                      naming each refused setting and the fix (the chart's config-check hook)
   --config <file>     the controller's config file
-  --kubeconfig <file> kubeconfig to use (default: in-cluster, then KUBECONFIG, ~/.kube/config)
+  --kubeconfig <file> kubeconfig to use (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context <name>    kubeconfig context
   --forwarder-url <url>        a forwarder's HTTP server to ask (repeatable; default: list its Pods)
   --controller-url <url>       a controller's HTTP server to read /status from (repeatable; default:
@@ -86,6 +90,7 @@ const ownFlags = z.object({
     .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, '--service-account: must be a ServiceAccount name (RFC 1123)')
     .optional(),
   'config-only': z.boolean().default(false),
+  'refusal-event': z.string().optional(),
   output: z.enum(['table', 'json'], { error: '--output: must be "table" or "json"' }).default('table'),
   'forwarder-config': z.string().min(1, '--forwarder-config: must not be empty').optional(),
   'ingress-address': z.string().optional(),
@@ -139,6 +144,7 @@ export const checkCommand: Command = {
         options: {
           ...CONTROLLER_SETTINGS_FLAGS,
           'config-only': { type: 'boolean' },
+          'refusal-event': { type: 'string' },
           'forwarder-url': { type: 'string', multiple: true },
           'controller-url': { type: 'string', multiple: true },
           'forwarder-selector': { type: 'string' },
@@ -160,6 +166,7 @@ export const checkCommand: Command = {
     }
     const own = ownFlags.safeParse({
       'config-only': values['config-only'],
+      'refusal-event': values['refusal-event'],
       output: values['output'],
       'forwarder-url': values['forwarder-url'],
       'controller-url': values['controller-url'],
@@ -174,8 +181,28 @@ export const checkCommand: Command = {
       endpoint: values['endpoint'],
     });
     if (!own.success) throw new UsageError(own.error.issues[0]?.message ?? 'bad flags');
+    const refusal = own.data['refusal-event'] ? parseRefusalTarget(own.data['refusal-event']) : undefined;
+    if (refusal && 'problem' in refusal) throw new UsageError(refusal.problem);
     const settings = await readControllerSettings(values, process.env);
     const results: CheckResult[] = [configCheck(settings)];
+    if (refusal && !settings.ok) {
+      const kubeconfig = typeof values['kubeconfig'] === 'string' ? values['kubeconfig'] : undefined;
+      let why: string | undefined;
+      try {
+        why = await reportRefusal(
+          cliKubeConfig(kubeconfig ? { kubeconfigPath: kubeconfig } : {}),
+          refusal,
+          settings.problems,
+        );
+      } catch (err) {
+        why = err instanceof Error ? err.message : String(err);
+      }
+      process.stderr.write(
+        why === undefined
+          ? `Event ConfigRefused written in namespace ${refusal.namespace} (kubectl -n ${refusal.namespace} get events)\n`
+          : `the ConfigRefused Event could not be written in namespace ${refusal.namespace}: ${why}\n`,
+      );
+    }
     if (!own.data['config-only']) {
       if (settings.ok) {
         const { config, kubeconfig, context } = settings.settings;

@@ -55,7 +55,7 @@ Config file (YAML or JSON; every field optional except api.baseUrl):
 
 Options (each overrides the file):
   --config <file>               the config file above
-  --kubeconfig <file>           kubeconfig to use (default: in-cluster, then KUBECONFIG, ~/.kube/config)
+  --kubeconfig <file>           kubeconfig to use (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context <name>              kubeconfig context
   --api-url <url>               api.baseUrl
   --endpoint-selector <cel>     bindings.endpointSelector

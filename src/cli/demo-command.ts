@@ -103,6 +103,6 @@ export function demoCommands(demo: {
     `  export ENDPOINT_BINDER_API_KEY=${demo.apiKey} ENDPOINT_BINDER_AUTHTOKEN=${demo.authtoken}`,
     `  kubectl get svc -A -l app.kubernetes.io/managed-by=endpoint-binder -L endpoint-binder.io/state`,
     `  npx endpoint-binder check --config ${demo.configPath} --forwarder-url ${forwarderUrl} --controller-url ${demo.controller.url} --ingress-tls false`,
-    `  npx endpoint-binder status --url ${demo.controller.url} --forwarder-url ${forwarderUrl}`,
+    `  npx endpoint-binder status --url ${demo.controller.url}`,
   ];
 }

@@ -20,7 +20,7 @@ defaults. Full reference: docs/forwarder.md.
 
 Options:
   --config <file>               YAML/JSON config file (camelCase fields below)
-  --kubeconfig <path>           kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)
+  --kubeconfig <path>           kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context <name>              kubeconfig context
   --release-name <name>         releaseName
   --operator-namespace <ns>     operatorNamespace (default: env POD_NAMESPACE)

@@ -4,7 +4,7 @@ import { StatusDocumentSchema } from '../controller/status.js';
 import { UsageError, type Command } from './command.js';
 import { parseFlags } from './flags.js';
 import { writeOut } from './output.js';
-import { dataPathView, readForwarderStatus } from './status-data-path.js';
+import { withForwarders } from './status-data-path.js';
 import { ListingProgressSchema, statusText } from './status-view.js';
 
 const usage = `Usage: endpoint-binder status [--url <controller http url>] [--forwarder-url <url>]... [-o table|json]
@@ -17,16 +17,20 @@ running controller's /status. Each replica answers from its own caches, and only
 writes: a follower's view can lag (during the leader's first sync it may show name-conflict for
 aliases the leader is writing), so for the state of the writes ask the Lease holder the header
 names. Before the first complete listing it says "not yet listed" (with N of M when the controller
-reports it), never "0 endpoints". With --forwarder-url, a DATA PATH column shows what
-the forwarders observed of each endpoint's last connection (ok 2s ago, upstream refused (ERR_730)
-5s ago, no traffic yet), and a header line names each forwarder that could not be read.
+reports it), never "0 endpoints". The DATA PATH column shows what the forwarders observed of
+each endpoint's last connection (ok 2s ago, upstream refused (ERR_730) 5s ago, no traffic yet):
+the controller reads every forwarder pod's /status every 10 s, and says "unknown (why)" where it
+could not read one (a header line names each such forwarder, and each one not ready, with its
+reasons); "(1 of 2 forwarders read)" when only some were. --forwarder-url reads the forwarders
+you name instead (from where you run status), e.g. when the controller cannot reach them.
 
 In a cluster (any replica): kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder status
 Exit codes: 0 printed, 1 the controller could not be read, 2 bad flags.
 
 Options:
   --url <url>       the controller's HTTP server (default http://127.0.0.1:8080)
-  --forwarder-url <url>  a forwarder's HTTP server to read /status from (repeatable)
+  --forwarder-url <url>  read this forwarder's /status for DATA PATH instead of the controller's
+                    gathering (repeatable)
   -o, --output <f>  table (default) or json
   -h, --help        show this help`;
 
@@ -78,22 +82,12 @@ export const statusCommand: Command = {
     if (!doc.success)
       throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
     const forwarders = flags['forwarder-url'];
-    const answers = await Promise.all(forwarders.map((u) => readForwarderStatus(u)));
-    const view = forwarders.length ? dataPathView(doc.data.endpoints, answers) : undefined;
-    const out = view
-      ? {
-          ...doc.data,
-          endpoints: doc.data.endpoints.map((e) => ({ ...e, dataPath: view.cells.get(e.id) })),
-          forwarders: answers.map((a) =>
-            a.ok ? { url: a.url, read: true } : { url: a.url, read: false, problem: a.problem },
-          ),
-        }
-      : doc.data;
+    const out = forwarders.length ? await withForwarders(doc.data, forwarders) : doc.data;
     const progress = ListingProgressSchema.safeParse(json);
     await writeOut(
       flags.output === 'json'
         ? `${JSON.stringify(out, null, 2)}\n`
-        : statusText(doc.data, progress.success ? progress.data.listing : undefined, view),
+        : statusText(out, progress.success ? progress.data.listing : undefined),
     );
     return 0;
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dataPathNotes } from '../controller/data-path.js';
 import { formatStatusTable, type StatusDocument } from '../controller/status.js';
 
 /**
@@ -36,12 +37,23 @@ export function notListedLine(doc: StatusDocument, progress: ListingProgress): s
   return `Endpoints not yet listed: the first complete listing has not finished (${how}); the table appears once it has.`;
 }
 
-export function statusText(
+/**
+ * The DATA PATH column and its header notes, from the document's own data path (a controller
+ * gathers it from the forwarders; `--forwarder-url` puts its own reads there); none when the
+ * document has none (bindings disabled, an older controller).
+ */
+export function dataPathColumn(
   doc: StatusDocument,
-  progress: ListingProgress,
-  dataPath?: { cells: ReadonlyMap<string, string>; notes: readonly string[] },
-): string {
-  let text = formatStatusTable(doc, dataPath);
+): { cells: Map<string, string>; notes: string[] } | undefined {
+  if (!doc.dataPath) return undefined;
+  return {
+    cells: new Map(doc.endpoints.map((e) => [e.id, e.dataPath ?? '-'])),
+    notes: dataPathNotes(doc.dataPath),
+  };
+}
+
+export function statusText(doc: StatusDocument, progress: ListingProgress): string {
+  let text = formatStatusTable(doc, dataPathColumn(doc));
   if (!doc.leader && doc.leadership && !doc.leadership.holder)
     text = text.replace(
       'follower (writes happen on the leader)',

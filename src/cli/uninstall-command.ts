@@ -35,7 +35,7 @@ Options:
   --config <file>       the controller's config file
   --policy <policy>     delete or retain (required)
   --services-only       only the Services: no Lease, no deregistration
-  --kubeconfig <file>   kubeconfig (default: in-cluster, then KUBECONFIG, ~/.kube/config)
+  --kubeconfig <file>   kubeconfig (default: KUBECONFIG, ~/.kube/config, then in-cluster)
   --context <name>      kubeconfig context
   -h, --help            show this help`;
 

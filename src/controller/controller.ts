@@ -34,6 +34,8 @@ import { Registration, type RegistrationSpec } from './registration.js';
 import { leadership as leadershipOf, type LeadershipView } from './status-leader.js';
 import { trackDeletingServices } from './deleting-services.js';
 import { ObservedView, convergenceGap, type ObservedStatus } from './status-observed.js';
+import { dataPathCell, dataPathDocument } from './data-path.js';
+import { DataPathGatherer, podForwarderSource, type ForwarderSource } from './forwarder-health.js';
 import { stateCounts, type StatusDocument } from './status.js';
 
 export const VERSION = '0.1.0';
@@ -62,6 +64,11 @@ export interface ControllerOptions {
   clock?: Clock;
   /** false: never open the notification stream, learn endpoints by polling only (benchmarks). */
   notifications?: boolean;
+  /**
+   * Where the DATA PATH column's forwarders are found (default: this install's forwarder pods)
+   * and how often they are read (default 10 s): the demo's in-process forwarder, tests.
+   */
+  dataPath?: { source?: ForwarderSource; intervalMs?: number };
 }
 
 export interface Controller {
@@ -418,8 +425,21 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     };
   };
   const isReady = (): boolean => readiness().ok;
+  // The forwarders' data-path health, read on a timer by every replica (bindings on only: with
+  // them off there is no forwarder and the chart grants no pod rights).
+  const dataPath = new DataPathGatherer({
+    source:
+      opts.dataPath?.source ??
+      podForwarderSource({ transport, namespace: config.operatorNamespace, release: config.releaseName }),
+    clock,
+    log: log.child({ component: 'data-path' }),
+    registry,
+    ...(opts.dataPath?.intervalMs !== undefined ? { intervalMs: opts.dataPath.intervalMs } : {}),
+  });
   const statusDoc = (): StatusDocument => {
     const statuses = observed();
+    const paths = config.bindings.enabled ? dataPath.snapshot : undefined;
+    const now = clock.now();
     const operator = registration.operator;
     const lastFullSync = feed.lastFullSync;
     const ready = readiness();
@@ -445,7 +465,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         since: new Date(c.since).toISOString(),
         ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
       })),
-      endpoints: statuses.map((s) => ({ ...s })),
+      ...(config.bindings.enabled ? { dataPath: dataPathDocument(paths) } : {}),
+      endpoints: statuses.map((s) =>
+        config.bindings.enabled ? { ...s, dataPath: dataPathCell(s, paths, now) } : { ...s },
+      ),
     };
   };
   const listenAt = parseHostPort(config.http.listen, { allowZero: true, allowEmptyHost: true });
@@ -503,6 +526,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     tasks.push(warnWhileUnableToLead());
     tasks.push(repairRecordEveryResync());
     tasks.push(reconciler.run(signal));
+    tasks.push(dataPath.run(signal));
     if (elector) {
       tasks.push(
         (async () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PROJECTION_STATES } from '../binding/types.js';
+import { DataPathDocumentSchema } from './data-path.js';
 
 /** The states `/status` reports: the projection's, plus `pending` (planned, not yet observed in the cluster). */
 export const OBSERVED_STATES: readonly string[] = [
@@ -49,6 +50,11 @@ export const StatusDocumentSchema = z.object({
       z.object({ id: z.string(), reason: z.string(), since: z.string(), lastError: z.string().optional() }),
     )
     .optional(),
+  /**
+   * The forwarders as last gathered (issue #27 item 5): which were read, which are unknown and
+   * why. Absent with bindings disabled, and from older controllers.
+   */
+  dataPath: DataPathDocumentSchema.optional(),
   endpoints: z.array(
     z.object({
       id: z.string(),
@@ -58,6 +64,8 @@ export const StatusDocumentSchema = z.object({
       internalService: ServiceRefSchema.optional(),
       aliasService: ServiceRefSchema.optional(),
       targetPort: z.number().int().optional(),
+      /** The DATA PATH cell: the forwarders' newest observation of it, or "unknown (why)". */
+      dataPath: z.string().optional(),
     }),
   ),
 });
@@ -84,7 +92,7 @@ function pad(rows: string[][]): string {
 /** The table `endpoint-binder status` prints: one line per endpoint, then a summary. Pure. */
 export function formatStatusTable(
   doc: StatusDocument,
-  /** The forwarders' data-path observations (`status --forwarder-url`): a DATA PATH column and header notes. */
+  /** The forwarders' data-path observations (the document's `dataPath`): a DATA PATH column and header notes. */
   dataPath?: { cells: ReadonlyMap<string, string>; notes: readonly string[] },
 ): string {
   const header = ['ENDPOINT', 'URL', 'STATE', 'ALIAS', 'INTERNAL SERVICE', 'TARGET PORT', 'REASON'];

@@ -7,6 +7,7 @@ import { ManagementClient } from '../api/client/index.js';
 import { ALIASES_LABEL } from '../binding/namespace-policy.js';
 import { resolveControllerConfig } from '../controller/config.js';
 import { startController, type Controller } from '../controller/controller.js';
+import { staticForwarderSource } from '../controller/forwarder-health.js';
 import { ForwarderConfig } from '../forwarder/config.js';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.js';
 import { KubeClient, kinds } from '../kube/index.js';
@@ -128,10 +129,14 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       namespace: OPERATOR_NAMESPACE,
       release: cfg.config.releaseName,
     });
+    // The forwarder here is in this process, not a pod: the controller reads its /status at its
+    // HTTP address (known once it has started), the way it reads each forwarder pod's in a cluster.
+    const forwarderUrls: string[] = [];
     const controller = await startController({
       config: cfg.config,
       kubeConfig: kubesim.kubeConfig(kubesim.serviceAccountToken(OPERATOR_NAMESPACE, account)),
       logger: logger.child({ component: 'controller' }),
+      dataPath: { source: staticForwarderSource(() => forwarderUrls), intervalMs: 1_000 },
     });
     stops.push(() => controller.stop());
     say(`controller             ${controller.url} (selector: ${DEMO_SELECTOR})`);
@@ -150,6 +155,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       logger: logger.child({ component: 'forwarder' }),
     });
     stops.push(() => forwarder.stop());
+    forwarderUrls.push(`http://${forwarder.httpAddress.address}`);
     say(`forwarder              http://${forwarder.httpAddress.address} (listens on the allocated ports)`);
 
     return {

@@ -152,6 +152,9 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
     adminToken = `kubesim-${randomBytes(16).toString('hex')}`;
     tokens.push({ token: adminToken, user: 'kubesim-admin' });
   }
+  // The node agent's own identity (an admin, as a kubelet's is broad), apart from the admin's in the audit.
+  const nodeToken = `kubesim-node-${randomBytes(16).toString('hex')}`;
+  if (opts.podRunner) tokens.push({ token: nodeToken, user: 'system:node:kubesim' });
   const saTokens = new ServiceAccountTokens((ns, name) =>
     store.get(resourceKey(serviceAccounts), `${ns}/${name}`),
   );
@@ -205,6 +208,7 @@ export async function startKubesim(opts: KubesimOptions = {}): Promise<Kubesim> 
   );
   const port = await server.listen(host, opts.port ?? 0);
   const url = `${cert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  await workloads?.startNode(buildKubeConfig(url, nodeToken, cert?.cert));
   const admin = adminToken;
   let stopped = false;
 

@@ -304,7 +304,7 @@ describe.skipIf('skip' in helmTool)('extension points', () => {
 });
 
 describe.skipIf('skip' in helmTool)('the config check before install and upgrade', () => {
-  it('runs `check --config-only` on the new controller config in a pre-install/pre-upgrade hook, without a token', async () => {
+  it('runs `check --config-only` on the new controller config in a pre-install/pre-upgrade hook, whose account may only write its ConfigRefused Event', async () => {
     const selector = 'endpoint.namespace in ["a", "b"] &&\n  bad(';
     const objs = await render({ ...REQUIRED, bindings: { endpointSelector: selector } });
     const cm = find(objs, 'ConfigMap', 'eb-endpoint-binder-config-check');
@@ -326,10 +326,34 @@ describe.skipIf('skip' in helmTool)('the config check before install and upgrade
     expect(parseYaml(String(cm['data']['controller.yaml'])).bindings.endpointSelector).toBe(selector);
     const spec = podSpec(job);
     expect(job['spec'].backoffLimit).toBe(0);
-    expect(spec.automountServiceAccountToken).toBe(false);
-    expect(spec).not.toHaveProperty('serviceAccountName');
+    // Its own hook account, whose one right is the ConfigRefused Event in this namespace (#29 item 2).
+    expect(spec.automountServiceAccountToken).toBe(true);
+    expect(spec.serviceAccountName).toBe('eb-endpoint-binder-config-check');
+    const role = find(objs, 'Role', 'eb-endpoint-binder-config-check');
+    expect(role['rules']).toEqual([{ apiGroups: [''], resources: ['events'], verbs: ['create'] }]);
+    for (const kind of ['ServiceAccount', 'Role', 'RoleBinding']) {
+      const o = find(objs, kind, 'eb-endpoint-binder-config-check');
+      expect(o.metadata.annotations?.['helm.sh/hook'], kind).toBe('pre-install,pre-upgrade');
+      // Before the ConfigMap and the Job; gone once the hooks succeeded.
+      expect(Number(o.metadata.annotations?.['helm.sh/hook-weight']), kind).toBeLessThan(
+        Number(cm.metadata.annotations?.['helm.sh/hook-weight']),
+      );
+      expect(o.metadata.annotations?.['helm.sh/hook-delete-policy'], kind).toBe(
+        'before-hook-creation,hook-succeeded',
+      );
+    }
+    expect(find(objs, 'RoleBinding', 'eb-endpoint-binder-config-check')['subjects']).toEqual([
+      { kind: 'ServiceAccount', name: 'eb-endpoint-binder-config-check', namespace: 'ops' },
+    ]);
     const c = spec.containers[0];
-    expect(c.args).toEqual(['check', '--config-only', '--config', '/etc/endpoint-binder/controller.yaml']);
+    expect(c.args).toEqual([
+      'check',
+      '--config-only',
+      '--config',
+      '/etc/endpoint-binder/controller.yaml',
+      '--refusal-event',
+      'ops/eb-endpoint-binder-config-check',
+    ]);
     expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
     // The chart's own Secret does not exist before install; its key is required by the chart.
     expect(c.env).toEqual([{ name: 'ENDPOINT_BINDER_API_KEY', value: 'checked-by-the-chart' }]);

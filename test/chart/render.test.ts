@@ -49,11 +49,15 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'Deployment/eb-endpoint-binder-forwarder',
         'Job/eb-endpoint-binder-config-check',
         'Job/eb-endpoint-binder-uninstall',
+        'NetworkPolicy/eb-endpoint-binder-controller',
+        'NetworkPolicy/eb-endpoint-binder-forwarder',
+        'Role/eb-endpoint-binder-config-check',
         'Role/eb-endpoint-binder-controller-check',
         'Role/eb-endpoint-binder-controller-install-record',
         'Role/eb-endpoint-binder-controller-leader-election',
         'Role/eb-endpoint-binder-forwarder',
         'Role/eb-endpoint-binder-uninstall-lease',
+        'RoleBinding/eb-endpoint-binder-config-check',
         'RoleBinding/eb-endpoint-binder-controller-check',
         'RoleBinding/eb-endpoint-binder-controller-install-record',
         'RoleBinding/eb-endpoint-binder-controller-leader-election',
@@ -63,6 +67,7 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         'Secret/eb-endpoint-binder-uninstall',
         'Service/eb-endpoint-binder-controller-metrics',
         'Service/eb-endpoint-binder-forwarder-metrics',
+        'ServiceAccount/eb-endpoint-binder-config-check',
         'ServiceAccount/eb-endpoint-binder-controller',
         'ServiceAccount/eb-endpoint-binder-forwarder',
         'ServiceAccount/eb-endpoint-binder-uninstall',
@@ -209,8 +214,8 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
         runAsUser: 65532,
         seccompProfile: { type: 'RuntimeDefault' },
       });
-      // The config check talks to no API server: no token.
-      expect(spec.automountServiceAccountToken).toBe(!o.metadata.name.endsWith('-config-check'));
+      // Every pod has its account's token (the config check's writes only its ConfigRefused Event).
+      expect(spec.automountServiceAccountToken).toBe(true);
       for (const c of spec.containers) {
         expect(c.securityContext, o.metadata.name).toEqual({
           allowPrivilegeEscalation: false,
@@ -277,11 +282,49 @@ describe.skipIf('skip' in helmTool)('helm template: default values', () => {
     expect(Buffer.from(s['data'].AUTHTOKEN, 'base64').toString()).toBe('test-authtoken-0001');
   });
 
-  it('renders no PodDisruptionBudget, ServiceMonitor or NetworkPolicy unless asked', async () => {
+  it('renders no PodDisruptionBudget or ServiceMonitor unless asked', async () => {
     const objs = await render(REQUIRED);
-    expect(
-      objs.filter((o) => ['PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy'].includes(o.kind)),
-    ).toEqual([]);
+    expect(objs.filter((o) => ['PodDisruptionBudget', 'ServiceMonitor'].includes(o.kind))).toEqual([]);
+  });
+
+  it('fences the http ports by default: only the release controller pods reach /status (#29 item 8)', async () => {
+    const objs = await render(REQUIRED);
+    const controllerPods = {
+      podSelector: {
+        matchLabels: find(objs, 'Deployment', 'eb-endpoint-binder-controller')['spec'].selector.matchLabels,
+      },
+    };
+    const cnp = find(objs, 'NetworkPolicy', 'eb-endpoint-binder-controller');
+    expect(cnp['spec'].podSelector).toEqual(controllerPods.podSelector);
+    expect(cnp['spec'].policyTypes).toEqual(['Ingress', 'Egress']);
+    // One rule: the http port, from the controller pods only (no rule without `from`: that would be anyone).
+    expect(cnp['spec'].ingress).toEqual([
+      { ports: [{ port: 8080, protocol: 'TCP' }], from: [controllerPods] },
+    ]);
+    const fnp = find(objs, 'NetworkPolicy', 'eb-endpoint-binder-forwarder');
+    // The forwarder's ports stay open to every client; its http port is fenced as the controller's.
+    expect(fnp['spec'].ingress[0].from).toBeUndefined();
+    expect(fnp['spec'].ingress[1]).toEqual({
+      ports: [{ port: 8081, protocol: 'TCP' }],
+      from: [controllerPods],
+    });
+    const off = await render({ ...REQUIRED, networkPolicy: { enabled: false } });
+    expect(off.filter((o) => o.kind === 'NetworkPolicy')).toEqual([]);
+  });
+
+  it('NOTES names networkPolicy.metricsFrom when a ServiceMonitor is on and no scraper may reach the ports', async () => {
+    const scraped = { ...REQUIRED, metrics: { serviceMonitor: { enabled: true } } };
+    const notes = await renderNotes(scraped, {
+      extraArgs: ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'],
+    });
+    expect(notes).toContain(
+      'Prometheus cannot scrape: set\nnetworkPolicy.metricsFrom to its pods or namespace',
+    );
+    const allowed = await renderNotes(
+      { ...scraped, networkPolicy: { metricsFrom: [{ namespaceSelector: {} }] } },
+      { extraArgs: ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'] },
+    );
+    expect(allowed).not.toContain('Prometheus cannot scrape');
   });
 });
 
@@ -516,12 +559,22 @@ describe.skipIf('skip' in helmTool)('helm template: non-default values', () => {
 
     const np = find(objs, 'NetworkPolicy', 'eb-endpoint-binder-forwarder');
     expect(np['spec'].ingress[0]).toEqual({ ports: [{ port: 30000, endPort: 30999, protocol: 'TCP' }] });
+    const controllerPods = {
+      podSelector: {
+        matchLabels: find(objs, 'Deployment', 'eb-endpoint-binder-controller')['spec'].selector.matchLabels,
+      },
+    };
     expect(np['spec'].ingress[1].from).toEqual([
+      controllerPods,
       { namespaceSelector: { matchLabels: { name: 'monitoring' } } },
     ]);
     expect(np['spec'].egress).toEqual([{}]);
     const cnp = find(objs, 'NetworkPolicy', 'eb-endpoint-binder-controller');
     expect(cnp['spec'].ingress[0].ports).toEqual([{ port: 8080, protocol: 'TCP' }]);
+    expect(cnp['spec'].ingress[0].from).toEqual([
+      controllerPods,
+      { namespaceSelector: { matchLabels: { name: 'monitoring' } } },
+    ]);
   });
 });
 

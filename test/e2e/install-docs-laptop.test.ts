@@ -132,6 +132,10 @@ describe.skipIf(skip !== undefined)('docs/install.md "Try it on your laptop", ve
       // helm's own words, then the cause with its caret, from the page's command.
       expect(refusal).toContain('job endpoint-binder-config-check failed: BackoffLimitExceeded');
       expect(refusal).toContain('refused, as it should be');
+      // The Event in the release's namespace names the setting and the fix (#29 item 2).
+      expect(refusal).toMatch(
+        /The config check refused these values: bindings\.endpointSelector: invalid endpoint selector[^\n]*Fix: correct that value and run helm upgrade --install/,
+      );
       expect(refusal).toContain('bindings.endpointSelector: invalid endpoint selector');
       expect(refusal).toMatch(/\n\s*\^/);
       expect(refusal).toContain('release "endpoint-binder" uninstalled');

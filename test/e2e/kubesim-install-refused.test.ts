@@ -57,11 +57,47 @@ describe.skipIf('skip' in helm)('helm install into kubesim with a selector that 
       ).toEqual([]);
       expect((await rbac.listClusterRole(mine)).items).toEqual([]);
       expect((await rbac.listClusterRoleBinding(mine)).items).toEqual([]);
-      expect((await core.listServiceAccountForAllNamespaces(mine)).items).toEqual([]);
-      // Only the hook's own objects exist: the failed Job (kept for its log) and its ConfigMap.
+      // Only the hook's own objects exist: the failed Job (kept for its log), its ConfigMap and the
+      // account it reported the refusal with.
+      expect(
+        (await core.listServiceAccountForAllNamespaces(mine)).items.map((a) => a.metadata?.name),
+      ).toEqual([`${t.release}-endpoint-binder-config-check`]);
       expect((await core.listConfigMapForAllNamespaces(mine)).items.map((c) => c.metadata?.name)).toEqual([
         `${t.release}-endpoint-binder-config-check`,
       ]);
+      // Issue #29 item 2: the cause where helm users look, an Event in the release's namespace on
+      // the hook Job, naming the setting and the fix, written with the hook's own account.
+      const events = (await core.listNamespacedEvent({ namespace: t.namespace })).items.filter(
+        (e) => e.reason === 'ConfigRefused',
+      );
+      expect(events.map((e) => [e.type, e.involvedObject.kind, e.involvedObject.name])).toEqual([
+        ['Warning', 'Job', `${t.release}-endpoint-binder-config-check`],
+      ]);
+      expect(events[0]?.message).toMatch(
+        /^The config check refused these values: bindings\.endpointSelector: invalid endpoint selector.*Fix: correct that value and run helm upgrade --install/,
+      );
+      expect(run?.output).toContain(`Event ConfigRefused written in namespace ${t.namespace}`);
+      expect(t.crashes()).toEqual([]);
+    },
+  );
+
+  it(
+    'a second helm install is refused by helm; helm upgrade --install with the fix (as the Event says) deploys',
+    { timeout: budget(240_000) },
+    async () => {
+      // Issue #29 item 2: the obvious next step after a refused install.
+      const again = await t.tryInstall(t.baseValues);
+      expect(again.ok).toBe(false);
+      expect(again.error).toContain('cannot re-use a name that is still in use');
+      const out = await t.upgradeInstall(t.baseValues);
+      expect(out).toContain('STATUS: deployed');
+      const apps = t.kubeConfig().makeApiClient(AppsV1Api);
+      const controller = await apps.readNamespacedDeployment({
+        namespace: t.namespace,
+        name: `${t.release}-endpoint-binder-controller`,
+      });
+      // The release's objects now exist (the target's kubelet has started its pods: rollOut()).
+      expect(controller.metadata?.labels?.['app.kubernetes.io/instance']).toBe(t.release);
       expect(t.crashes()).toEqual([]);
     },
   );

@@ -42,6 +42,8 @@ export interface KubesimTarget extends E2eTarget {
   tryUpgrade(values: ChartValues): Promise<{ ok: boolean; error: string }>;
   /** An install that may be refused: helm's error instead of a throw. */
   tryInstall(values: ChartValues): Promise<{ ok: boolean; error: string }>;
+  /** `helm upgrade --install`: what docs/install.md says after a refused install; helm's output. */
+  upgradeInstall(values: ChartValues): Promise<string>;
 }
 
 const deploymentListSchema = z.object({
@@ -300,6 +302,15 @@ export async function startKubesimTarget(): Promise<KubesimTarget> {
         } catch (err) {
           return { ok: false, error: err instanceof Error ? err.message : String(err) };
         }
+      },
+      async upgradeInstall(values) {
+        const out = await withHooks(
+          ['pre-install', 'pre-upgrade', 'post-upgrade'],
+          helm(['upgrade', '--install', RELEASE, chart, '-n', NAMESPACE, '-f', valuesFile(values)]),
+        );
+        await snapshotRbac();
+        await rollOut();
+        return out;
       },
       async tryUpgrade(values) {
         try {

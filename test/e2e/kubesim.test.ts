@@ -116,12 +116,15 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
  * the forwarder's Warning Event `IngressRecordRefused`, sent only when the install record names
  * an ingress other than the pinned one (test/forwarder/ingress-pin.test.ts); the controller's
  * `pods` get/list, used only by `endpoint-binder check` run in its pod (test/real/product.real.ts
- * runs it with the controller's token on a real API server).
+ * runs it with the controller's token on a real API server); the config-check hook's `events`
+ * create, used only when it refuses the values (test/e2e/kubesim-install-refused.test.ts).
  */
 function onlyOffTheHappyPath(role: string, rule: unknown): boolean {
   const r = rule as { resources?: string[]; verbs?: string[] };
   const only = (resource: string) => r.resources?.length === 1 && r.resources[0] === resource;
   return (
-    (role.endsWith('-forwarder') && only('events')) || (role.endsWith('-controller-check') && only('pods'))
+    (role.endsWith('-forwarder') && only('events')) ||
+    (role.endsWith('-controller-check') && only('pods')) ||
+    (role.endsWith('-config-check') && only('events'))
   );
 }

@@ -7,7 +7,8 @@ import type { ControlPlaneClient } from '../helpers/control-plane/control-plane.
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { startApiProxy, type ApiProxy } from '../helpers/api-proxy.js';
 import { startTestMock, type TestMock } from '../helpers/mock-api.js';
-import { startNodeAgent, type NodeAgent } from '../helpers/node-agent/node-agent.js';
+import { createLogger } from '../../src/log/logger.js';
+import { startNodeAgent, type NodeAgent } from '../../src/kubesim/workloads/node-agent.js';
 import { exec } from './exec.js';
 import { podTemplateSchema, runPod } from './kubesim-pods.js';
 import { exchangeThroughAlias, localProcessValues, loopbackArgs } from './local-process.js';
@@ -17,7 +18,8 @@ import type { ChartValues, E2eTarget } from './target.js';
  * The scenario's target on a real control plane (etcd, kube-apiserver, kube-controller-manager
  * built from their Go modules; test/helpers/control-plane): the real helm installs the chart, the
  * real API server enforces its RBAC and admission fence, the real Job, Deployment and ReplicaSet
- * controllers create the hook and workload Pods, and a node agent (test/helpers/node-agent) binds
+ * controllers create the hook and workload Pods, and the process node agent (src/kubesim/workloads/node-agent.ts, the one
+ * `kubesim --workloads` runs) binds
  * them to its node and runs each as a local `endpoint-binder` process with a TokenRequest token
  * of its ServiceAccount. Cluster DNS and kube-proxy are played by `exchange`, as on kubesim.
  */
@@ -81,20 +83,31 @@ export async function startRealTarget(
       // Its own node and namespace: other test files' targets share this control plane.
       nodeName: `process-node-${release}`,
       namespaces: [namespace],
-      onLog: (line) => {
-        agentLog.push(line);
-        if (process.env['E2E_AGENT_LOG'] === '1') console.log(`[node agent] ${line}`);
-      },
-      runner: async ({ pod, hostPorts }) => {
+      schedule: true,
+      // Pods here share the host's loopback: each container port a free port of 127.0.0.1.
+      network: 'host-ports',
+      crashBackoff: { initialMs: 2000, maxMs: 10_000 },
+      // Faster than the pods ask (at most 1 s): the tests wait on readiness.
+      maxProbePeriodMs: 1000,
+      log: createLogger({
+        level: 'debug',
+        destination: {
+          write: (line: string) => {
+            agentLog.push(line.trimEnd());
+            if (process.env['E2E_AGENT_LOG'] === '1') console.log(`[node agent] ${line.trimEnd()}`);
+          },
+        },
+      }),
+      runner: async ({ pod, namespace, name, hostPorts }) => {
         const p = await runPod(cluster, {
-          namespace: pod.metadata?.namespace ?? '',
-          name: pod.metadata?.name ?? '',
-          template: podTemplateSchema.parse({ metadata: pod.metadata, spec: pod.spec }),
+          namespace,
+          name,
+          template: podTemplateSchema.parse({ metadata: pod.metadata, spec: pod['spec'] }),
           workDir: work,
           loopbackArgs,
-          hostPorts,
+          ...(hostPorts ? { hostPorts } : {}),
         });
-        return { child: p.child, output: () => p.output() };
+        return p.child;
       },
     });
 

@@ -2,14 +2,12 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
-import { ForwarderConfig } from '../../src/forwarder/config.js';
 import { ForwarderStatusSchema } from '../../src/forwarder/forwarder-status.js';
-import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';
+import type { Forwarder } from '../../src/forwarder/forwarder.js';
 import type { Controller } from '../../src/controller/controller.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from '../controller/env.js';
+import { eventually, startEnv, type ControllerEnv } from '../controller/env.js';
 import { captured } from '../helpers/capture-io.js';
-import { ACME_AUTHTOKEN } from '../helpers/mock-api.js';
+import { startLoopbackForwarder } from '../helpers/loopback-forwarder.js';
 import { connectTo, freePort, roundTrip } from '../forwarder/helpers.js';
 import { budget } from '../helpers/budget.js';
 
@@ -37,22 +35,8 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     });
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
     ctl = await env.startController({ bindings: { portRange } });
-    fwd = await startForwarder({
-      config: ForwarderConfig.parse({
-        releaseName: 'endpoint-binder',
-        operatorNamespace: OPERATOR_NS,
-        listenHost: '127.0.0.1',
-        ingress: { tls: false },
-        http: { listen: '127.0.0.1:0' },
-        drain: { delaySeconds: 0, timeoutSeconds: 1 },
-        // A refusal is final at once, so the first failed connection is the one recorded.
-        limits: { maxDialAttempts: 1 },
-      }),
-      authtoken: ACME_AUTHTOKEN,
-      kubeConfig: env.sim.kubeConfig(),
-      logger: silentLogger(),
-      cacheTuning: { inactivityMs: 5_000, rewatchDelayMs: 20, minWatchMs: 100 },
-    });
+    // A refusal is final at once, so the first failed connection is the one recorded.
+    fwd = await startLoopbackForwarder(env.sim.kubeConfig(), { maxDialAttempts: 1 });
     const deadPort = await freePort();
     const eps = {
       live: await env.createEndpoint('tcp://live.prod:7000', {
@@ -138,7 +122,7 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     expect(table).toMatch(new RegExp(`${ids.dead}\\s.*upstream refused \\(ERR_730\\) \\d+s ago`));
     expect(table).toMatch(new RegExp(`${ids.live}\\s.*ok \\d+s ago`));
     expect(table).toMatch(new RegExp(`${ids.idle}\\s.*no traffic yet`));
-    expect(table).toContain(`data path: cannot read forwarder ${closed}/status: ECONNREFUSED`);
+    expect(table).toContain(`data path: forwarder ${closed}/status unknown (ECONNREFUSED)`);
   });
 
   it('status says so when no forwarder can be read', async () => {
@@ -147,11 +131,13 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     const code = await runCli(['status', '--url', ctl.url, '--forwarder-url', closed, '-o', 'json']);
     const json = JSON.parse(io.out()) as {
       endpoints: { id: string; dataPath?: string }[];
-      forwarders: { url: string; read: boolean; problem?: string }[];
+      dataPath: { forwarders: { name: string; url: string; read: boolean; problem?: string }[] };
     };
     vi.restoreAllMocks();
     expect(code).toBe(0);
-    expect(json.forwarders).toEqual([{ url: `${closed}/status`, read: false, problem: 'ECONNREFUSED' }]);
+    expect(json.dataPath.forwarders).toEqual([
+      { name: `${closed}/status`, url: `${closed}/status`, read: false, problem: 'ECONNREFUSED' },
+    ]);
     expect(json.endpoints.find((e) => e.id === ids.dead)?.dataPath).toBe('unknown (no forwarder read)');
   });
 });

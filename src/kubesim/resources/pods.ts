@@ -10,7 +10,7 @@ import { META_FIELD_LABELS, type ResourceDef } from './registry.js';
  * core/v1 Pods, served only when kubesim runs process-backed workloads (`podRunner`): the pods
  * registry's strategies (defaults, status owned by the kubelet through `/status`, a spec that is
  * immutable but for images) and its graceful deletion: deleting a pod bound to a node only sets
- * `deletionTimestamp` and `deletionGracePeriodSeconds`; the kubelet (workloads/kubelet.ts) stops
+ * `deletionTimestamp` and `deletionGracePeriodSeconds`; the node agent (workloads/node-agent.ts) stops
  * the process and removes the object when it has exited.
  */
 

@@ -4,7 +4,6 @@ import { resourceKey, statusView, type ResourceDef } from '../resources/registry
 import { ApiError } from '../status.js';
 import { objectKey, type Store, type StoreEvent } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
-import type { Kubelet } from './kubelet.js';
 import { podReady, rfc3339 } from './pod-status.js';
 import { deleteOwnedPods, deletePod, podNameSuffix } from './owned-pods.js';
 import { controllerUid, podFromTemplate, TEMPLATE_HASH_LABEL, templateHash } from './pod-template.js';
@@ -37,7 +36,8 @@ export class DeploymentController {
     private readonly handlers: ResourceHandlers,
     private readonly deployments: ResourceDef,
     private readonly pods: ResourceDef,
-    private readonly kubelet: Kubelet,
+    /** The node agent's own clock of readiness (ms), finer than the Ready condition's seconds. */
+    private readonly readySinceMs: (uid: string) => number | undefined,
     private readonly log: Logger,
   ) {
     this.deploymentsKey = resourceKey(deployments);
@@ -171,7 +171,7 @@ export class DeploymentController {
   }
 
   private readySince(pod: KubeObject): number | undefined {
-    const known = this.kubelet.readySinceMs(pod.metadata.uid ?? '');
+    const known = this.readySinceMs(pod.metadata.uid ?? '');
     if (known !== undefined) return known;
     const conditions = rec(pod['status'])['conditions'];
     const ready: unknown = Array.isArray(conditions)

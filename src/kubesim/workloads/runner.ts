@@ -2,8 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import type { KubeObject } from '../types.js';
 
 /**
- * The seam between kubesim's kubelet and a real process: a caller-supplied function that starts
- * one Pod's container as a child process. kubesim owns the lifecycle from then on (probes,
+ * The seam between the node agent (node-agent.ts) and a real process: a caller-supplied function that starts
+ * one Pod's container as a child process. The agent owns the lifecycle from then on (probes,
  * SIGTERM, SIGKILL after the grace period, removal when it has exited), so the runner must return
  * the process that does the work itself, not a wrapper shell that would outlive a SIGKILL.
  */
@@ -29,8 +29,10 @@ export interface PodRunContext {
   namespace: string;
   name: string;
   uid: string;
-  /** The loopback address kubesim gave the pod (127.0.1.x upwards): listen there. */
+  /** The loopback address the node agent gave the pod (127.0.1.x upwards; 127.0.0.1 with hostPorts): listen there. */
   podIP: string;
+  /** With the agent's host-ports network: container port (by name and by number) → the loopback port it listens on. */
+  hostPorts?: ReadonlyMap<string | number, number>;
   /** The first container of the pod's spec (kubesim runs one container per pod). */
   container: PodContainer;
   /** The Pod as stored when it was started (volumes, annotations, ... for the runner to map). */
@@ -42,8 +44,8 @@ export interface PodRunContext {
 }
 
 /**
- * Starts the container. When the returned process's stdout and stderr are pipes, the kubelet
+ * Starts the container. When the returned process's stdout and stderr are pipes, the agent
  * keeps their tail as the container runtime's log (a failed container's termination message with
- * `terminationMessagePolicy: FallbackToLogsOnError`).
+ * `terminationMessagePolicy: FallbackToLogsOnError`) and outputs().
  */
-export type PodRunner = (ctx: PodRunContext) => ChildProcess;
+export type PodRunner = (ctx: PodRunContext) => ChildProcess | Promise<ChildProcess>;
