@@ -97,7 +97,7 @@ const lengthBudget = (max) => ({ max, skipBlankLines: true, skipComments: true, 
  */
 const LONG_FUNCTIONS = [
   // Composition roots: one closure wiring every part; issue #28 item 3 builds them from parts.
-  { file: 'src/controller/controller.ts', lines: 421, why: 'startController, the composition root' },
+  { file: 'src/controller/controller.ts', lines: 436, why: 'startController, the composition root' },
   { file: 'src/forwarder/forwarder.ts', lines: 448, why: 'startForwarder, the composition root' },
   { file: 'src/controller/reconciler.ts', lines: 189, why: 'Reconciler.pass (issue #28 item 2)' },
   // Rule ladders written as one function; issue #28 item 5 makes each rung a named check.
@@ -115,10 +115,11 @@ const LONG_FUNCTIONS = [
   { file: 'src/mock/resources/endpoints.ts', lines: 103, why: 'endpointRoutes: the route table' },
   { file: 'src/kubesim/server.ts', lines: 131, why: 'dispatch: the request router' },
   { file: 'src/kubesim/openapi/document.ts', lines: 105, why: "resourcePaths: one kind's paths" },
-  { file: 'src/kubesim/index.ts', lines: 119, why: 'startKubesim: the simulator wiring' },
+  { file: 'src/kubesim/index.ts', lines: 122, why: 'startKubesim: the simulator wiring' },
   { file: 'src/mock/ingress/server.ts', lines: 125, why: 'startIngress: the mock ingress wiring' },
-  { file: 'src/demo/script.ts', lines: 134, why: 'runDemoScript: the demo steps in the order printed' },
+  { file: 'src/demo/script.ts', lines: 141, why: 'runDemoScript: the demo steps in the order printed' },
   { file: 'src/cli/selector-command.ts', lines: 103, why: 'selector test: parse, fetch, compile, print' },
+  { file: 'src/cli/check-command.ts', lines: 108, why: 'check: parse, run the checks, print' },
 ];
 
 export default tseslint.config(
