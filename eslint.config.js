@@ -85,6 +85,43 @@ const boundaries = [
   },
 ].map(({ files, patterns }) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } }));
 
+/** The function-length budget: lines of code (blank lines and comments not counted). */
+const FUNCTION_LINES = 100;
+/** @param {number} max */
+const lengthBudget = (max) => ({ max, skipBlankLines: true, skipComments: true, IIFEs: true });
+
+/**
+ * The functions still over FUNCTION_LINES, each named with why it is long. A file's limit is its
+ * long function's length today, so that function cannot grow unnoticed (the limit is a ratchet:
+ * lower it when the function shrinks, remove the line when it is split).
+ */
+const LONG_FUNCTIONS = [
+  // Composition roots: one closure wiring every part; issue #28 item 3 builds them from parts.
+  { file: 'src/controller/controller.ts', lines: 436, why: 'startController, the composition root' },
+  { file: 'src/forwarder/forwarder.ts', lines: 448, why: 'startForwarder, the composition root' },
+  { file: 'src/controller/reconciler.ts', lines: 189, why: 'Reconciler.pass (issue #28 item 2)' },
+  // Rule ladders written as one function; issue #28 item 5 makes each rung a named check.
+  { file: 'src/binding/project.ts', lines: 260, why: 'projectionSteps, the 11-rung projection ladder' },
+  { file: 'src/binding/selector-cost.ts', lines: 148, why: 'estimateSelectorCost: per node kind' },
+  { file: 'src/binding/ports.ts', lines: 120, why: 'allocatePorts: the allocation ladder' },
+  { file: 'src/check/run-checks.ts', lines: 143, why: 'runChecks: the checks in their documented order' },
+  // One connection or one stream as a state machine whose steps share the socket's listeners.
+  { file: 'src/api/ingress/dialer.ts', lines: 135, why: 'connectThroughIngress: one dial' },
+  { file: 'src/kube/cache/watch-stream.ts', lines: 133, why: 'runWatch: one watch request and its watchdog' },
+  { file: 'src/mock/events/stream.ts', lines: 118, why: 'serveEventStream: one SSE stream' },
+  // Declarations and tables: one entry per metric, route or step, read top to bottom.
+  { file: 'src/forwarder/metrics.ts', lines: 117, why: 'forwarderMetrics: one declaration per metric' },
+  { file: 'src/mock/resources/operators.ts', lines: 133, why: 'operatorRoutes: the route table' },
+  { file: 'src/mock/resources/endpoints.ts', lines: 103, why: 'endpointRoutes: the route table' },
+  { file: 'src/kubesim/server.ts', lines: 131, why: 'dispatch: the request router' },
+  { file: 'src/kubesim/openapi/document.ts', lines: 105, why: "resourcePaths: one kind's paths" },
+  { file: 'src/kubesim/index.ts', lines: 122, why: 'startKubesim: the simulator wiring' },
+  { file: 'src/mock/ingress/server.ts', lines: 125, why: 'startIngress: the mock ingress wiring' },
+  { file: 'src/demo/script.ts', lines: 141, why: 'runDemoScript: the demo steps in the order printed' },
+  { file: 'src/cli/selector-command.ts', lines: 103, why: 'selector test: parse, fetch, compile, print' },
+  { file: 'src/cli/check-command.ts', lines: 108, why: 'check: parse, run the checks, print' },
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'deploy/**', 'coverage/**', '.tmp/**'] },
   js.configs.recommended,
@@ -115,6 +152,17 @@ export default tseslint.config(
     },
   },
   ...boundaries,
+  {
+    // Functions that fit a screen: a longer one is usually two jobs. A warning, so work in progress
+    // is not blocked; `npm run lint` prints none because every remaining exception is named below.
+    // Not in test/ or bench/: a describe() callback holding a file's cases is long by nature.
+    files: ['src/**/*.ts', 'bin/**/*.js', 'scripts/**/*.ts'],
+    rules: { 'max-lines-per-function': ['warn', lengthBudget(FUNCTION_LINES)] },
+  },
+  ...LONG_FUNCTIONS.map(({ file, lines }) => ({
+    files: [file],
+    rules: { 'max-lines-per-function': ['warn', lengthBudget(lines)] },
+  })),
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { budget, timeFactor, TEST_TIME_FACTOR_ENV } from './test/helpers/budget.js';
 
 /**
  * `npm run test:e2e`: the end-to-end scenario against a kind cluster (test/e2e/). Needs Docker and
@@ -11,8 +12,9 @@ export default defineConfig({
     environment: 'node',
     fileParallelism: false,
     maxWorkers: 1,
-    testTimeout: 10 * 60_000,
-    hookTimeout: 30 * 60_000,
+    env: { [TEST_TIME_FACTOR_ENV]: String(timeFactor()) },
+    testTimeout: budget(10 * 60_000),
+    hookTimeout: budget(30 * 60_000),
     reporters: ['default'],
   },
 });

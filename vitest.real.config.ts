@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { budget, timeFactor, TEST_TIME_FACTOR_ENV } from './test/helpers/budget.js';
 
 /**
  * `npm run test:real`: the real-API-server tier (test/real/). One control plane (etcd,
@@ -13,8 +14,9 @@ export default defineConfig({
     environment: 'node',
     globalSetup: ['test/real/global-setup.ts'],
     maxWorkers: 2,
-    testTimeout: 120_000,
-    hookTimeout: 300_000,
+    env: { [TEST_TIME_FACTOR_ENV]: String(timeFactor()) },
+    testTimeout: budget(120_000),
+    hookTimeout: budget(300_000),
     reporters: ['default', './test/reporters/summary-line.ts'],
   },
 });

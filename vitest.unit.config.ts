@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 /**
  * `npm run test:unit`: the fast inner loop, the pure core's tables only (no server, no child
  * process, no wall-clock wait): the binding rules, the queue and work queue, the forwarder's
- * pure parts, the schemas and parsers. `npm test` runs these too, with everything else.
+ * pure parts, the schemas and parsers, and the tests' own wait helper. `npm test` runs these too,
+ * with everything else.
  */
 export default defineConfig({
   test: {
@@ -30,6 +31,7 @@ export default defineConfig({
       'test/mock/validation/document-limits.test.ts',
       'test/net/host-port.test.ts',
       'test/ingress/protocol.test.ts',
+      'test/helpers/wait.test.ts',
     ],
     environment: 'node',
     reporters: ['default', './test/reporters/summary-line.ts'],

@@ -16,6 +16,7 @@ import { commands } from '../src/cli/commands.js';
 import { loadCommand, runCli } from '../src/cli/run.js';
 import { VERSION as CONTROLLER_VERSION } from '../src/controller/controller.js';
 import { captured } from './helpers/capture-io.js';
+import { budget } from './helpers/budget.js';
 
 /**
  * bin/endpoint-binder.js (what `npx endpoint-binder` runs) takes dist/ when it is at least as new
@@ -57,28 +58,36 @@ function age(path: string, secondsAgo: number): void {
 async function whichRan(root: string): Promise<string> {
   const r = await run(process.execPath, [join(root, 'bin', 'endpoint-binder.js')], {
     env: { PATH: process.env['PATH'] ?? '' },
-    timeout: 60_000,
+    timeout: budget(60_000),
   });
   return r.stdout.trim();
 }
 
 describe('bin/endpoint-binder.js', () => {
-  it('runs dist/ when it is newer than every source (no compile per call)', async () => {
-    const root = layout({ source: true, dist: true });
-    age(join(root, 'src', 'cli', 'main.ts'), 60);
-    expect(await whichRan(root)).toBe('dist');
-  }, 60_000);
+  it(
+    'runs dist/ when it is newer than every source (no compile per call)',
+    { timeout: budget(60_000) },
+    async () => {
+      const root = layout({ source: true, dist: true });
+      age(join(root, 'src', 'cli', 'main.ts'), 60);
+      expect(await whichRan(root)).toBe('dist');
+    },
+  );
 
-  it('runs the sources through tsx when a source is newer than dist/ (never a stale build)', async () => {
-    const root = layout({ source: true, dist: true });
-    age(join(root, 'dist', 'cli', 'main.js'), 60);
-    expect(await whichRan(root)).toBe('source');
-  }, 60_000);
+  it(
+    'runs the sources through tsx when a source is newer than dist/ (never a stale build)',
+    { timeout: budget(60_000) },
+    async () => {
+      const root = layout({ source: true, dist: true });
+      age(join(root, 'dist', 'cli', 'main.js'), 60);
+      expect(await whichRan(root)).toBe('source');
+    },
+  );
 
-  it('runs dist/ in an install without sources', async () => {
+  it('runs dist/ in an install without sources', { timeout: budget(60_000) }, async () => {
     const root = layout({ source: false, dist: true });
     expect(await whichRan(root)).toBe('dist');
-  }, 60_000);
+  });
 });
 
 describe('the CLI answers without loading every command', () => {

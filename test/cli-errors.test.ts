@@ -10,6 +10,7 @@ import { VERSION } from '../src/cli/version.js';
 import { startKubesim, type Kubesim } from '../src/kubesim/index.js';
 import { captured } from './helpers/capture-io.js';
 import { ACME_KEY, startTestMock, type TestMock } from './helpers/mock-api.js';
+import { budget } from './helpers/budget.js';
 
 /** Every expected error is one line naming the cause, with a documented exit code; never a stack trace. */
 
@@ -28,7 +29,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   closedUrl = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
   await new Promise<void>((r) => srv.close(() => r()));
-}, 60_000);
+}, budget(60_000));
 
 afterAll(async () => {
   await mock?.close();
@@ -161,27 +162,23 @@ describe('CLI: no stack trace for any expected error', () => {
   });
 
   for (const c of cases) {
-    it(
-      c.name,
-      async () => {
-        for (const [k, v] of Object.entries(c.env ?? {})) vi.stubEnv(k, v);
-        const io = captured();
-        let code: number | undefined;
-        let thrown: unknown;
-        try {
-          code = await runCli(c.argv());
-        } catch (err) {
-          thrown = err;
-        }
-        vi.restoreAllMocks();
-        expect(thrown, String(thrown)).toBeUndefined();
-        const text = io.err() + io.out();
-        expect(code, text).toBe(c.code);
-        expect(text).toMatch(c.says);
-        expect(text).not.toMatch(STACK);
-      },
-      30_000,
-    );
+    it(c.name, { timeout: budget(30_000) }, async () => {
+      for (const [k, v] of Object.entries(c.env ?? {})) vi.stubEnv(k, v);
+      const io = captured();
+      let code: number | undefined;
+      let thrown: unknown;
+      try {
+        code = await runCli(c.argv());
+      } catch (err) {
+        thrown = err;
+      }
+      vi.restoreAllMocks();
+      expect(thrown, String(thrown)).toBeUndefined();
+      const text = io.err() + io.out();
+      expect(code, text).toBe(c.code);
+      expect(text).toMatch(c.says);
+      expect(text).not.toMatch(STACK);
+    });
   }
 });
 
@@ -199,38 +196,46 @@ describe('CLI: version', () => {
 });
 
 describe('CLI: EPIPE', () => {
-  it('`check -o json | head -1` exits cleanly when the reader goes away', () => {
-    // A reader that exits at once: the writer meets a closed pipe (EPIPE), which is a normal end.
-    const out = execFileSync(
-      'bash',
-      [
-        '-c',
-        'node --import tsx src/cli/main.ts check --config-only --api-url https://api.example.com -o json | head -c 1; echo " rc=${PIPESTATUS[0]}"',
-      ],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: 'ops' },
-        timeout: 90_000,
-      },
-    );
-    expect(out).toMatch(/^\{ rc=0\n$/);
-  }, 100_000);
+  it(
+    '`check -o json | head -1` exits cleanly when the reader goes away',
+    { timeout: budget(100_000) },
+    () => {
+      // A reader that exits at once: the writer meets a closed pipe (EPIPE), which is a normal end.
+      const out = execFileSync(
+        'bash',
+        [
+          '-c',
+          'node bin/endpoint-binder.js check --config-only --api-url https://api.example.com -o json | head -c 1; echo " rc=${PIPESTATUS[0]}"',
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: 'ops' },
+          timeout: budget(90_000),
+        },
+      );
+      expect(out).toMatch(/^\{ rc=0\n$/);
+    },
+  );
 
-  it('`check | true`: the reader is gone before the first write (EPIPE): exit code kept, no stack trace', () => {
-    const r = spawnSync(
-      'bash',
-      [
-        '-c',
-        'node --import tsx src/cli/main.ts check --config-only --api-url https://api.example.com 2>/tmp/eb-epipe-$$.err | true; rc=${PIPESTATUS[0]}; cat /tmp/eb-epipe-$$.err; rm -f /tmp/eb-epipe-$$.err; echo "rc=$rc"',
-      ],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: 'ops' },
-        timeout: 90_000,
-      },
-    );
-    expect(r.stdout).toMatch(/rc=0\n$/);
-    expect(r.stdout).not.toMatch(/EPIPE|STACK/);
-    expect(r.stdout).not.toMatch(STACK);
-  }, 100_000);
+  it(
+    '`check | true`: the reader is gone before the first write (EPIPE): exit code kept, no stack trace',
+    { timeout: budget(100_000) },
+    () => {
+      const r = spawnSync(
+        'bash',
+        [
+          '-c',
+          'node bin/endpoint-binder.js check --config-only --api-url https://api.example.com 2>/tmp/eb-epipe-$$.err | true; rc=${PIPESTATUS[0]}; cat /tmp/eb-epipe-$$.err; rm -f /tmp/eb-epipe-$$.err; echo "rc=$rc"',
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, ENDPOINT_BINDER_API_KEY: ACME_KEY, POD_NAMESPACE: 'ops' },
+          timeout: budget(90_000),
+        },
+      );
+      expect(r.stdout).toMatch(/rc=0\n$/);
+      expect(r.stdout).not.toMatch(/EPIPE|STACK/);
+      expect(r.stdout).not.toMatch(STACK);
+    },
+  );
 });

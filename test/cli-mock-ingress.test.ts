@@ -8,6 +8,8 @@ import { runCli } from '../src/cli/run.js';
 import { readAll, startEcho } from './ingress/helpers.js';
 import { captured } from './helpers/capture-io.js';
 import { devCertificateFiles } from './helpers/cert-files.js';
+import { CLI } from './helpers/cli.js';
+import { budget } from './helpers/budget.js';
 
 const API_KEY = 'cli-ingress-key-1';
 const AUTHTOKEN = 'cli-ingress-token-1';
@@ -20,7 +22,7 @@ afterEach(() => {
 function startMockApiProcess(args: string[]) {
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'mock-api', '--port', '0', ...args],
+    [CLI, 'mock-api', '--port', '0', ...args],
     { stdio: 'pipe' },
   );
   let out = '';
@@ -34,7 +36,7 @@ function startMockApiProcess(args: string[]) {
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as Record<string, unknown>)
           .find((l) => l['msg'] === msg);
-      const timer = setTimeout(() => reject(new Error(`no "${msg}" line in: ${out}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no "${msg}" line in: ${out}`)), budget(30_000));
       const check = () => {
         const found = find();
         if (!found) return;
@@ -108,55 +110,63 @@ describe('endpoint-binder mock-api with its binding ingress', () => {
     ({ dir, cert, certFile, keyFile } = await devCertificateFiles('eb-cli-ingress-'));
   });
 
-  it('serves the ingress over TLS from --ingress-* flags and advertises --ingress-advertise', async () => {
-    const p = startMockApiProcess([
-      '--api-key',
-      API_KEY,
-      '--authtoken',
-      AUTHTOKEN,
-      '--ingress-port',
-      '0',
-      '--ingress-cert',
-      certFile,
-      '--ingress-key',
-      keyFile,
-      '--ingress-advertise',
-      'localhost',
-    ]);
-    try {
-      const { url } = (await p.line('mock api listening')) as { url: string };
-      const ingress = await p.line('binding ingress listening');
-      expect(ingress).toMatchObject({ tls: true, component: 'ingress' });
-      const port = String(ingress['address']).split(':').at(-1);
-      expect(ingress['advertise']).toBe(`localhost:${port}`);
-      expect(await roundTripThroughAdvertised(url, { ca: cert })).toBe(`localhost:${port}`);
-    } finally {
-      expect(await p.stop()).toBe(0);
-    }
-    expect(p.output()).not.toContain(AUTHTOKEN);
-  }, 60_000);
+  it(
+    'serves the ingress over TLS from --ingress-* flags and advertises --ingress-advertise',
+    { timeout: budget(60_000) },
+    async () => {
+      const p = startMockApiProcess([
+        '--api-key',
+        API_KEY,
+        '--authtoken',
+        AUTHTOKEN,
+        '--ingress-port',
+        '0',
+        '--ingress-cert',
+        certFile,
+        '--ingress-key',
+        keyFile,
+        '--ingress-advertise',
+        'localhost',
+      ]);
+      try {
+        const { url } = (await p.line('mock api listening')) as { url: string };
+        const ingress = await p.line('binding ingress listening');
+        expect(ingress).toMatchObject({ tls: true, component: 'ingress' });
+        const port = String(ingress['address']).split(':').at(-1);
+        expect(ingress['advertise']).toBe(`localhost:${port}`);
+        expect(await roundTripThroughAdvertised(url, { ca: cert })).toBe(`localhost:${port}`);
+      } finally {
+        expect(await p.stop()).toBe(0);
+      }
+      expect(p.output()).not.toContain(AUTHTOKEN);
+    },
+  );
 
-  it('takes the same settings from the config file (plain TCP on loopback)', async () => {
-    const config = join(dir, 'mock.yaml');
-    writeFileSync(
-      config,
-      [
-        'accounts:',
-        `  - { id: acme, api_keys: [${API_KEY}], authtokens: [${AUTHTOKEN}] }`,
-        'ingress: { port: 0, host: 127.0.0.1, advertise: localhost, max_handshakes: 32, max_handshakes_per_source: 8 }',
-      ].join('\n'),
-    );
-    const p = startMockApiProcess(['--config', config]);
-    try {
-      const { url } = (await p.line('mock api listening')) as { url: string };
-      const ingress = await p.line('binding ingress listening');
-      expect(ingress).toMatchObject({ tls: false });
-      const port = String(ingress['address']).split(':').at(-1);
-      expect(await roundTripThroughAdvertised(url)).toBe(`localhost:${port}`);
-    } finally {
-      expect(await p.stop()).toBe(0);
-    }
-  }, 60_000);
+  it(
+    'takes the same settings from the config file (plain TCP on loopback)',
+    { timeout: budget(60_000) },
+    async () => {
+      const config = join(dir, 'mock.yaml');
+      writeFileSync(
+        config,
+        [
+          'accounts:',
+          `  - { id: acme, api_keys: [${API_KEY}], authtokens: [${AUTHTOKEN}] }`,
+          'ingress: { port: 0, host: 127.0.0.1, advertise: localhost, max_handshakes: 32, max_handshakes_per_source: 8 }',
+        ].join('\n'),
+      );
+      const p = startMockApiProcess(['--config', config]);
+      try {
+        const { url } = (await p.line('mock api listening')) as { url: string };
+        const ingress = await p.line('binding ingress listening');
+        expect(ingress).toMatchObject({ tls: false });
+        const port = String(ingress['address']).split(':').at(-1);
+        expect(await roundTripThroughAdvertised(url)).toBe(`localhost:${port}`);
+      } finally {
+        expect(await p.stop()).toBe(0);
+      }
+    },
+  );
 
   it('documents every ingress flag in --help', async () => {
     const io = captured();

@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { commands } from '../src/cli/commands.js';
 import { runCli } from '../src/cli/run.js';
 import { captured } from './helpers/capture-io.js';
+import { CLI } from './helpers/cli.js';
+import { budget } from './helpers/budget.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -55,15 +57,13 @@ describe('endpoint-binder CLI', () => {
   });
 
   it('runs mock-api as a process that serves requests and exits 0 on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'mock-api', '--port', '0', '--api-key', 'cli-test-key-1'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [CLI, 'mock-api', '--port', '0', '--api-key', 'cli-test-key-1'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line in: ${out}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`no listening line in: ${out}`)), budget(20_000));
       child.stdout.on('data', () => {
         const line = out.split('\n').find((l) => l.includes('"mock api listening"'));
         if (line) {
@@ -87,18 +87,7 @@ describe('endpoint-binder CLI', () => {
   it('keeps the admin interface on loopback when mock-api listens on every interface, and prints usable URLs', async () => {
     const child = spawn(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'mock-api',
-        '--host',
-        '0.0.0.0',
-        '--port',
-        '0',
-        '--admin-port',
-        '0',
-      ],
+      [CLI, 'mock-api', '--host', '0.0.0.0', '--port', '0', '--admin-port', '0'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -106,7 +95,7 @@ describe('endpoint-binder CLI', () => {
     try {
       const listening = await new Promise<{ url: string; admin_url: string; all_interfaces: boolean }>(
         (resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`no banner in: ${out}`)), 20_000);
+          const timer = setTimeout(() => reject(new Error(`no banner in: ${out}`)), budget(20_000));
           child.stdout.on('data', () => {
             const line = out.split('\n').find((l) => l.includes('"mock api listening"'));
             if (line && out.includes('curl ')) {

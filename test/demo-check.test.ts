@@ -6,6 +6,7 @@ import { demoCommands } from '../src/cli/demo-command.js';
 import { runCli } from '../src/cli/run.js';
 import { startDemo, type Demo } from '../src/demo/demo.js';
 import { captured } from './helpers/capture-io.js';
+import { budget } from './helpers/budget.js';
 
 /**
  * The `check` and `status` lines `npm start` prints run as printed (issue #29 item 5: the README
@@ -20,11 +21,11 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'eb-demo-check-'));
   demo = await startDemo({ kubeconfigPath: join(dir, 'kubeconfig.yaml') });
   await demo.controller.caughtUp();
-}, 60_000);
+}, budget(60_000));
 afterAll(async () => {
   vi.unstubAllEnvs();
   await demo?.stop();
-}, 30_000);
+}, budget(30_000));
 
 /** Applies the printed `export` lines; returns the `npx endpoint-binder` lines as argv. */
 function printed(): Record<string, string[]> {
@@ -44,32 +45,40 @@ function printed(): Record<string, string[]> {
 }
 
 describe('npm start prints runnable check and status lines', () => {
-  it('check, as printed, passes every line and reviews the controller account', async () => {
-    const lines = printed();
-    expect(Object.keys(lines).sort()).toEqual(['check', 'status']);
-    let io = captured();
-    let code = 1;
-    // The leader may still be writing its first projections: a few tries, each a whole check.
-    for (let i = 0; i < 20; i++) {
+  it(
+    'check, as printed, passes every line and reviews the controller account',
+    { timeout: budget(60_000) },
+    async () => {
+      const lines = printed();
+      expect(Object.keys(lines).sort()).toEqual(['check', 'status']);
+      let io = captured();
+      let code = 1;
+      // The leader may still be writing its first projections: a few tries, each a whole check.
+      for (let i = 0; i < 20; i++) {
+        vi.restoreAllMocks();
+        io = captured();
+        code = await runCli(lines['check']!);
+        if (code === 0) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
       vi.restoreAllMocks();
-      io = captured();
-      code = await runCli(lines['check']!);
-      if (code === 0) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    vi.restoreAllMocks();
-    expect(code, io.out() + io.err()).toBe(0);
-    expect(io.out()).toMatch(/All \d+ checks passed\./);
-    expect(io.out()).toContain('system:serviceaccount:endpoint-binder:endpoint-binder-controller may ');
-  }, 60_000);
+      expect(code, io.out() + io.err()).toBe(0);
+      expect(io.out()).toMatch(/All \d+ checks passed\./);
+      expect(io.out()).toContain('system:serviceaccount:endpoint-binder:endpoint-binder-controller may ');
+    },
+  );
 
-  it('status, as printed, reads this controller (the samples are created by the script, not here)', async () => {
-    const lines = printed();
-    const io = captured();
-    const code = await runCli(lines['status']!);
-    vi.restoreAllMocks();
-    expect(code, io.err()).toBe(0);
-    expect(io.out()).toContain('install: endpoint-binder in endpoint-binder');
-    expect(io.out()).toContain('No cluster-bound endpoints in the account.');
-  }, 30_000);
+  it(
+    'status, as printed, reads this controller (the samples are created by the script, not here)',
+    { timeout: budget(30_000) },
+    async () => {
+      const lines = printed();
+      const io = captured();
+      const code = await runCli(lines['status']!);
+      vi.restoreAllMocks();
+      expect(code, io.err()).toBe(0);
+      expect(io.out()).toContain('install: endpoint-binder in endpoint-binder');
+      expect(io.out()).toContain('No cluster-bound endpoints in the account.');
+    },
+  );
 });

@@ -3,25 +3,23 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI } from './helpers/cli.js';
+import { budget } from './helpers/budget.js';
 
 /** `npm start` runs `endpoint-binder demo`; `--once` is the same script, ending with its verdict. */
 describe('demo --once (what npm start shows)', () => {
   it('projects the sample endpoints, carries HTTP and TCP through the forwarder, and exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'eb-demo-'));
     const kubeconfig = join(dir, 'kubeconfig.yaml');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'demo', '--once', '--kubeconfig', kubeconfig],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, [CLI, 'demo', '--once', '--kubeconfig', kubeconfig], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), budget(120_000));
       child.on('exit', (c) => {
         clearTimeout(timer);
         resolve(c);

@@ -1,6 +1,7 @@
 import { Environment, ParseError, TypeError as CelTypeError } from '@marcbachmann/cel-js';
 import type { ASTNode } from '@marcbachmann/cel-js';
 import type { EndpointUrl } from './endpoint-url.js';
+import { celChildren } from './cel-ast.js';
 import { ENDPOINT_FIELD_MAX, SELECTOR_COST_BUDGET, estimateSelectorCost } from './selector-cost.js';
 import type { EndpointRecord, SelectorOutcome } from './types.js';
 
@@ -111,31 +112,6 @@ export function endpointView(ep: EndpointRecord, url: EndpointUrl): EndpointView
   };
 }
 
-/** The children of an AST node, in source order. */
-function children(node: ASTNode): ASTNode[] {
-  switch (node.op) {
-    case 'value':
-    case 'id':
-      return [];
-    case '.':
-    case '.?':
-      return [node.args[0]];
-    case 'call':
-      return [...node.args[1]];
-    case 'rcall':
-      return [node.args[1], ...node.args[2]];
-    case 'list':
-      return [...node.args];
-    case 'map':
-      return node.args.flat();
-    case '!_':
-    case '-_':
-      return [node.args];
-    default:
-      return [...node.args];
-  }
-}
-
 function isComprehension(node: ASTNode): boolean {
   return node.op === 'rcall' && COMPREHENSIONS.has(node.args[0]);
 }
@@ -178,7 +154,7 @@ function refuse(expression: string, root: ASTNode): string | undefined {
       for (const arg of node.args[2]) stack.push({ node: arg, inBody: true });
       continue;
     }
-    for (const child of children(node)) stack.push({ node: child, inBody });
+    for (const child of celChildren(node)) stack.push({ node: child, inBody });
   }
   return undefined;
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readBenchArgs } from '../../bench/support/args.js';
+import { budget } from '../helpers/budget.js';
 
 /** A bad benchmark flag is one human line naming the flag and its rule, exit 2 (issue #20). */
 
@@ -37,17 +38,21 @@ describe('bench flags', () => {
     expect(readBenchArgs(Args, argv)).toEqual({ ok: false, error: line });
   });
 
-  it('a benchmark run with a bad flag prints one line naming it and exits 2, without a stack', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve('bench/groups.ts'), '--runs', 'x'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    expect(code).toBe(2);
-    expect(out).toBe('');
-    expect(err).toBe('bench/groups.ts: --runs "x": must be a number\n');
-  }, 60_000);
+  it(
+    'a benchmark run with a bad flag prints one line naming it and exits 2, without a stack',
+    { timeout: budget(60_000) },
+    async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', resolve('bench/groups.ts'), '--runs', 'x'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      expect(code).toBe(2);
+      expect(out).toBe('');
+      expect(err).toBe('bench/groups.ts: --runs "x": must be a number\n');
+    },
+  );
 });

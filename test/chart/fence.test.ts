@@ -10,6 +10,7 @@ import { Agent, request } from 'undici';
 import type { Loose } from '../kubesim/helpers.js';
 // The pre-install config check is a hook Job nobody plays here; it has its own tests.
 import { CHART, REQUIRED, find, helmTool, render, renderNotes, template, valuesFile } from './helm.js';
+import { budget } from '../helpers/budget.js';
 
 const NO_CHECK_HOOK = { ...REQUIRED, configCheck: { enabled: false } };
 
@@ -36,7 +37,7 @@ const OURS = {
 async function tool(path: string, args: string[], dir: string) {
   try {
     const { stdout, stderr } = await run(path, args, {
-      timeout: 90_000,
+      timeout: budget(90_000),
       env: {
         PATH: process.env['PATH'] ?? '',
         HOME: dir,
@@ -160,7 +161,7 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
     ]);
     expect(installed.stderr).toBe('');
     expect(installed.code).toBe(0);
-  }, 120_000);
+  }, budget(120_000));
   afterAll(async () => {
     await agent?.close();
     await sim?.stop();
@@ -346,70 +347,74 @@ describe.skipIf(skip !== undefined)('uninstall hook RBAC: hook resources only', 
     await sim?.stop();
   });
 
-  it('the hook service account can touch no Service after install, while the hook runs it can, after uninstall it cannot', async () => {
-    const installed = await helm([
-      'install',
-      'eb',
-      CHART,
-      '-n',
-      NS,
-      '-f',
-      valuesFile(NO_CHECK_HOOK),
-      '--timeout',
-      '60s',
-    ]);
-    expect(installed.code, installed.stderr).toBe(0);
-    expect(await canI(UNINSTALL, 'delete')).toBe('no');
-    expect(await canI(UNINSTALL, 'update')).toBe('no');
-    expect(await canI(CONTROLLER, 'create')).toBe('yes');
+  it(
+    'the hook service account can touch no Service after install, while the hook runs it can, after uninstall it cannot',
+    { timeout: budget(150_000) },
+    async () => {
+      const installed = await helm([
+        'install',
+        'eb',
+        CHART,
+        '-n',
+        NS,
+        '-f',
+        valuesFile(NO_CHECK_HOOK),
+        '--timeout',
+        '60s',
+      ]);
+      expect(installed.code, installed.stderr).toBe(0);
+      expect(await canI(UNINSTALL, 'delete')).toBe('no');
+      expect(await canI(UNINSTALL, 'update')).toBe('no');
+      expect(await canI(CONTROLLER, 'create')).toBe('yes');
 
-    // Play the Job controller: while helm waits for the pre-delete Job, its rights exist; then
-    // report it Complete.
-    const uninstalling = helm(['uninstall', 'eb', '-n', NS, '--wait', '--timeout', '60s']);
-    let during = '';
-    for (let i = 0; i < 400; i++) {
-      const job = await call(
-        sim,
-        agent,
-        'GET',
-        `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall`,
-      );
-      if (job.status === 200) {
-        during = await canI(UNINSTALL, 'delete');
-        const now = new Date().toISOString();
-        const cond = (type: string) => ({
-          type,
-          status: 'True',
-          lastProbeTime: now,
-          lastTransitionTime: now,
-        });
-        const body = {
-          ...(job.body as Loose),
-          status: {
-            conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
-            succeeded: 1,
-            startTime: now,
-            completionTime: now,
-          },
-        };
-        const put = await call(
+      // Play the Job controller: while helm waits for the pre-delete Job, its rights exist; then
+      // report it Complete.
+      const uninstalling = helm(['uninstall', 'eb', '-n', NS, '--wait', '--timeout', '60s']);
+      let during = '';
+      for (let i = 0; i < 400; i++) {
+        const job = await call(
           sim,
           agent,
-          'PUT',
-          `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall/status`,
-          body,
+          'GET',
+          `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall`,
         );
-        expect(put.status).toBe(200);
-        break;
+        if (job.status === 200) {
+          during = await canI(UNINSTALL, 'delete');
+          const now = new Date().toISOString();
+          const cond = (type: string) => ({
+            type,
+            status: 'True',
+            lastProbeTime: now,
+            lastTransitionTime: now,
+          });
+          const body = {
+            ...(job.body as Loose),
+            status: {
+              conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
+              succeeded: 1,
+              startTime: now,
+              completionTime: now,
+            },
+          };
+          const put = await call(
+            sim,
+            agent,
+            'PUT',
+            `/apis/batch/v1/namespaces/${NS}/jobs/eb-endpoint-binder-uninstall/status`,
+            body,
+          );
+          expect(put.status).toBe(200);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const done = await uninstalling;
-    expect(done.code, done.stderr).toBe(0);
-    expect(during).toBe('yes');
-    expect(await canI(UNINSTALL, 'delete')).toBe('no');
-    expect(await canI(UNINSTALL, 'update')).toBe('no');
-  }, 150_000);
+      const done = await uninstalling;
+      expect(done.code, done.stderr).toBe(0);
+      expect(during).toBe('yes');
+      expect(await canI(UNINSTALL, 'delete')).toBe('no');
+      expect(await canI(UNINSTALL, 'update')).toBe('no');
+    },
+  );
 });
 
 describe.skipIf('skip' in helmTool)('chart fence: rendering', () => {

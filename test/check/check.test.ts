@@ -25,6 +25,7 @@ import { ACME_AUTHTOKEN, ACME_KEY, startTestMock } from '../helpers/mock-api.js'
 import { captured } from '../helpers/capture-io.js';
 import { api } from '../kubesim/helpers.js';
 import { waitFor } from '../kube/helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * `check` against a healthy install (mock management API, kubesim, a running controller that
@@ -247,7 +248,7 @@ beforeAll(async () => {
   });
   forwarderUrl = `http://127.0.0.1:${forwarder.httpAddress.port}`;
   await waitFor(() => forwarder.readiness().ready, 'the forwarder to be ready', { timeoutMs: 20_000 });
-}, 90_000);
+}, budget(90_000));
 
 afterAll(async () => {
   await forwarder?.stop();

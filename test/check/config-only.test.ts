@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { captured } from '../helpers/capture-io.js';
+import { CLI } from '../helpers/cli.js';
+import { budget } from '../helpers/budget.js';
 
 const KEY = 'check-key-0123456789';
 
@@ -120,19 +122,15 @@ describe('endpoint-binder check --config-only', () => {
     expect(io.err()).toContain('--output');
   });
 
-  it('runs as a process: exit 1, one line per problem, no stack trace', () => {
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'check', '--config-only', '--api-url', 'ftp://x'],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, ENDPOINT_BINDER_API_KEY: '', POD_NAMESPACE: 'ops' },
-        timeout: 90_000,
-      },
-    );
+  it('runs as a process: exit 1, one line per problem, no stack trace', { timeout: budget(100_000) }, () => {
+    const r = spawnSync(process.execPath, [CLI, 'check', '--config-only', '--api-url', 'ftp://x'], {
+      encoding: 'utf8',
+      env: { ...process.env, ENDPOINT_BINDER_API_KEY: '', POD_NAMESPACE: 'ops' },
+      timeout: budget(90_000),
+    });
     expect(r.status).toBe(1);
     expect(r.stdout).toContain('api.baseUrl: must be an http:// or https:// URL');
     expect(r.stdout).toContain('ENDPOINT_BINDER_API_KEY: the API key must be set in the environment');
     expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
-  }, 100_000);
+  });
 });

@@ -4,23 +4,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mockApiBanner } from '../../src/cli/mock-api-command.js';
+import { CLI } from '../helpers/cli.js';
+import { budget } from '../helpers/budget.js';
 
 /** #19 item 7: `mock-api` prints its URL in every mode, not only with a generated account. */
 
 /** Runs `mock-api` with `args` until its banner names the URL; returns what it printed on stdout. */
 async function bannerOf(args: string[]): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'mock-api', '--port', '0', ...args],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [CLI, 'mock-api', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   try {
     return await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no URL line in: ${out}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no URL line in: ${out}`)), budget(30_000));
       const look = () => {
         if (/Mock management API: http:\/\/\S+\n/.test(out)) {
           clearTimeout(timer);
@@ -73,13 +71,9 @@ describe('mock-api URL', () => {
         return ['--config', file];
       },
     ],
-  ])(
-    'prints the URL with %s',
-    async (_mode, args) => {
-      const out = await bannerOf(args());
-      expect(out).toMatch(/^ {2}Mock management API: http:\/\/127\.0\.0\.1:\d+$/m);
-      expect(out).not.toContain('Development API key');
-    },
-    40_000,
-  );
+  ])('prints the URL with %s', { timeout: budget(40_000) }, async (_mode, args) => {
+    const out = await bannerOf(args());
+    expect(out).toMatch(/^ {2}Mock management API: http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(out).not.toContain('Development API key');
+  });
 });

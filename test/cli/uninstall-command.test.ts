@@ -16,6 +16,7 @@ import { UNINSTALLED_AT_ANNOTATION } from '../../src/controller/uninstall.js';
 import { KubeClient, kinds } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { captured } from '../helpers/capture-io.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * `endpoint-binder uninstall` as the chart's pre-delete hook runs it, against kubesim: it must
@@ -51,36 +52,40 @@ async function setup(selector: string): Promise<{ config: string; kubeconfig: st
 }
 
 describe('endpoint-binder uninstall', () => {
-  it('runs the retain policy even when the selector in the config does not compile', async () => {
-    const { config, kubeconfig } = await setup('endpoint.namespace ==');
-    vi.stubEnv('ENDPOINT_BINDER_API_KEY', 'k');
-    // The controller itself refuses this config, naming the selector...
-    const refused = captured();
-    expect(await runCli(['controller', '--config', config, '--kubeconfig', kubeconfig])).toBe(2);
-    expect(refused.err()).toContain('bindings.endpointSelector');
-    vi.restoreAllMocks();
-    // ...the uninstall does not need it.
-    const io = captured();
-    const code = await runCli([
-      'uninstall',
-      '--config',
-      config,
-      '--policy',
-      'retain',
-      '--kubeconfig',
-      kubeconfig,
-    ]);
-    // stderr: only log lines (JSON), no stack; stdout: only the report, one JSON line.
-    for (const line of io.err().trim().split('\n'))
-      expect(JSON.parse(line)).toMatchObject({ name: 'uninstall', msg: expect.any(String) });
-    expect(code).toBe(0);
-    expect(io.out().trim().split('\n')).toHaveLength(1);
-    expect(JSON.parse(io.out())).toMatchObject({ policy: 'retain', failed: [] });
-    const lease = await new KubeClient(sim!.kubeConfig()).get(kinds.lease, 'ops', 'eb-controller');
-    // Marked, and released at the end: a new install leads at once.
-    expect(lease?.spec?.holderIdentity).toBe('');
-    expect(lease?.metadata.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
-  }, 60_000);
+  it(
+    'runs the retain policy even when the selector in the config does not compile',
+    { timeout: budget(60_000) },
+    async () => {
+      const { config, kubeconfig } = await setup('endpoint.namespace ==');
+      vi.stubEnv('ENDPOINT_BINDER_API_KEY', 'k');
+      // The controller itself refuses this config, naming the selector...
+      const refused = captured();
+      expect(await runCli(['controller', '--config', config, '--kubeconfig', kubeconfig])).toBe(2);
+      expect(refused.err()).toContain('bindings.endpointSelector');
+      vi.restoreAllMocks();
+      // ...the uninstall does not need it.
+      const io = captured();
+      const code = await runCli([
+        'uninstall',
+        '--config',
+        config,
+        '--policy',
+        'retain',
+        '--kubeconfig',
+        kubeconfig,
+      ]);
+      // stderr: only log lines (JSON), no stack; stdout: only the report, one JSON line.
+      for (const line of io.err().trim().split('\n'))
+        expect(JSON.parse(line)).toMatchObject({ name: 'uninstall', msg: expect.any(String) });
+      expect(code).toBe(0);
+      expect(io.out().trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(io.out())).toMatchObject({ policy: 'retain', failed: [] });
+      const lease = await new KubeClient(sim!.kubeConfig()).get(kinds.lease, 'ops', 'eb-controller');
+      // Marked, and released at the end: a new install leads at once.
+      expect(lease?.spec?.holderIdentity).toBe('');
+      expect(lease?.metadata.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
+    },
+  );
 
   /** One projected endpoint (internal Service in ops naming the alias default/web) and a tenant's Service. */
   async function project(): Promise<KubeClient> {
@@ -108,6 +113,7 @@ describe('endpoint-binder uninstall', () => {
 
   it.each(['delete', 'retain'] as const)(
     '--services-only --policy %s handles only the Services: no API key, no Lease, no deregistration',
+    { timeout: budget(60_000) },
     async (policy) => {
       const { config, kubeconfig } = await setup('true');
       const kube = await project();
@@ -148,7 +154,6 @@ describe('endpoint-binder uninstall', () => {
       // The Lease was neither taken nor created: the controllers keep running.
       expect(await kube.get(kinds.lease, 'ops', 'eb-controller')).toBeUndefined();
     },
-    60_000,
   );
 
   it('prints one human line per Service it could not handle', () => {

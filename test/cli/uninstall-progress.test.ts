@@ -7,6 +7,7 @@ import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { withProgress } from '../../src/time/progress.js';
 import { ManualClock, settle } from '../helpers/manual-clock.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * #19 item 6: long work says how far it is every 2 s (on the Clock seam, so a manual clock drives
@@ -55,54 +56,58 @@ describe('progress lines', () => {
     expect(clock.pending).toBe(0);
   });
 
-  it('uninstall reports applied-of-total Services every 2 s while it deletes them', async () => {
-    sim = await startKubesim({ initialNamespaces: ['default', 'ops'] });
-    const kube = new KubeClient(sim.kubeConfig());
-    const total = 40;
-    for (let i = 0; i < total; i++) {
-      await kube.create(kinds.service, {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: {
-          name: `internal-${i}`,
-          namespace: 'ops',
-          labels: { ...ownershipLabels(identity), [ROLE_LABEL]: ROLE_INTERNAL },
-        },
-        spec: { type: 'ClusterIP', ports: [{ name: 'p', port: 80, targetPort: 8080 }] },
-      });
-    }
-    // Every request of the uninstall takes a while, so it is still working when the clock ticks.
-    sim.faults.latency(15);
-    const clock = new ManualClock();
-    const lines: [number, number][] = [];
-    let finished = false;
-    const run = uninstall({
-      kube,
-      api: undefined,
-      identity,
-      policy: 'delete',
-      log: silentLogger(),
-      renewDeadlineMs: 0,
-      progress: { clock, report: (d, t) => lines.push([d, t]) },
-    }).finally(() => (finished = true));
-    for (let i = 0; i < 2000 && !finished; i++) {
-      await clock.advance(2000);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const report = await run;
-    expect(report.deleted).toHaveLength(total);
-    expect(lines.length).toBeGreaterThan(0);
-    for (const [d, t] of lines) {
-      expect(t).toBe(total);
-      expect(d).toBeGreaterThanOrEqual(0);
-      expect(d).toBeLessThanOrEqual(total);
-    }
-    const counts = lines.map(([d]) => d);
-    expect(counts).toEqual([...counts].sort((a, b) => a - b));
-    // Done: no more lines, however long the clock runs.
-    const after = lines.length;
-    await clock.advance(60_000);
-    await settle();
-    expect(lines).toHaveLength(after);
-  }, 60_000);
+  it(
+    'uninstall reports applied-of-total Services every 2 s while it deletes them',
+    { timeout: budget(60_000) },
+    async () => {
+      sim = await startKubesim({ initialNamespaces: ['default', 'ops'] });
+      const kube = new KubeClient(sim.kubeConfig());
+      const total = 40;
+      for (let i = 0; i < total; i++) {
+        await kube.create(kinds.service, {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: {
+            name: `internal-${i}`,
+            namespace: 'ops',
+            labels: { ...ownershipLabels(identity), [ROLE_LABEL]: ROLE_INTERNAL },
+          },
+          spec: { type: 'ClusterIP', ports: [{ name: 'p', port: 80, targetPort: 8080 }] },
+        });
+      }
+      // Every request of the uninstall takes a while, so it is still working when the clock ticks.
+      sim.faults.latency(15);
+      const clock = new ManualClock();
+      const lines: [number, number][] = [];
+      let finished = false;
+      const run = uninstall({
+        kube,
+        api: undefined,
+        identity,
+        policy: 'delete',
+        log: silentLogger(),
+        renewDeadlineMs: 0,
+        progress: { clock, report: (d, t) => lines.push([d, t]) },
+      }).finally(() => (finished = true));
+      for (let i = 0; i < 2000 && !finished; i++) {
+        await clock.advance(2000);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const report = await run;
+      expect(report.deleted).toHaveLength(total);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const [d, t] of lines) {
+        expect(t).toBe(total);
+        expect(d).toBeGreaterThanOrEqual(0);
+        expect(d).toBeLessThanOrEqual(total);
+      }
+      const counts = lines.map(([d]) => d);
+      expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      // Done: no more lines, however long the clock runs.
+      const after = lines.length;
+      await clock.advance(60_000);
+      await settle();
+      expect(lines).toHaveLength(after);
+    },
+  );
 });

@@ -9,6 +9,7 @@ import { collect } from '../../src/api/client/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { fastTuning, waitFor } from '../kube/helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The controller against one API server, written once and run against two: kubesim inside
@@ -72,13 +73,13 @@ export function defineControllerSuite(title: string, startServer: () => Promise<
       core = server.kubeConfig.makeApiClient(CoreV1Api);
       for (const name of [operatorNs, appNs]) await core.createNamespace({ body: { metadata: { name } } });
       mock = await startTestMock({ ingress: { host: '127.0.0.1' } });
-    }, 600_000);
+    }, budget(600_000));
     afterAll(async () => {
       await controller?.stop();
       for (const name of [operatorNs, appNs]) await core?.deleteNamespace({ name }).catch(() => undefined);
       await mock?.close();
       await server?.close();
-    }, 120_000);
+    }, budget(120_000));
 
     it('projects an endpoint: alias and internal Service, with the extra keys and their record', async () => {
       await start({

@@ -8,6 +8,7 @@ import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { OPERATOR_NS, eventually } from './env.js';
 import { captured } from '../helpers/capture-io.js';
+import { CLI } from '../helpers/cli.js';
 
 function run(
   args: string[],
@@ -18,7 +19,7 @@ function run(
   err: () => string;
   kill: () => void;
 } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'controller', ...args], {
+  const child = spawn(process.execPath, [CLI, 'controller', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

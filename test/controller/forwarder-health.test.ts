@@ -15,6 +15,7 @@ import { ACME_KEY, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import { fastTuning } from '../kube/helpers.js';
 import { connectTo, roundTrip } from '../forwarder/helpers.js';
 import { OPERATOR_NS, eventually } from './env.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * Issue #27 item 5 / #29 item 4: `endpoint-binder status` shows each endpoint's data path with no
@@ -134,7 +135,7 @@ describe('the controller gathers the data path from the forwarder pods; status s
     port = await eventually(() => ctl.status().endpoints.find((e) => e.id === id)?.targetPort, 'target port');
     await eventually(() => fwd.boundPorts().includes(port), 'forwarder listens');
     await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
-  }, 60_000);
+  }, budget(60_000));
 
   afterAll(async () => {
     vi.restoreAllMocks();
@@ -143,7 +144,7 @@ describe('the controller gathers the data path from the forwarder pods; status s
     await mock?.close();
     await sim?.stop();
     echo?.close();
-  }, 30_000);
+  }, budget(30_000));
 
   /** `status --url <controller>`, nothing else, until `until` holds for its output. */
   const statusUntil = async (args: string[], until: (out: string) => boolean): Promise<string> => {

@@ -19,7 +19,7 @@ import { eventually, OPERATOR_NS } from './env.js';
 const RUN = process.env['EB_LARGE_SYNC'] === '1';
 if (!RUN)
   console.log(
-    'large-first-sync: skipped in the parallel suite (two shared cores, not the controller, decide its timings); run it alone: EB_LARGE_SYNC=1 npx vitest run test/controller/large-first-sync.test.ts',
+    'large-first-sync: skipped outside its tier (two shared cores, not the controller, would decide its timings); run it alone: npm run test:large (vitest.large.config.ts sets EB_LARGE_SYNC=1)',
   );
 const HEALTH_LIMIT_MS = 1000;
 

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Every relative link in README.md and docs/ resolves to a file or folder of the repository, so
+ * Every relative link in README.md, src/README.md and docs/ resolves to a file or folder of the repository, so
  * the docs work in a plain clone (no link leaves the repository, none is broken).
  */
 
@@ -30,7 +30,11 @@ function relativeLinks(markdown: string): string[] {
 }
 
 describe('relative links in README.md and docs/', () => {
-  const files = [join(root, 'README.md'), ...markdownFiles(join(root, 'docs'))];
+  const files = [
+    join(root, 'README.md'),
+    join(root, 'src', 'README.md'),
+    ...markdownFiles(join(root, 'docs')),
+  ];
 
   it('finds the links (the parser sees them)', () => {
     expect(relativeLinks('see [a](docs/a.md), [b](https://x.y), `[c](no.md)`, [d](#top)')).toEqual([

@@ -1,4 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { pollUntil } from '../helpers/wait.js';
+import { budget } from '../helpers/budget.js';
 
 export interface ExecResult {
   code: number;
@@ -48,24 +50,20 @@ export async function mustExec(
   return r.stdout;
 }
 
-/** Polls until `check` returns a value (not undefined); bounded in time, the last problem reported. */
+/**
+ * Polls until `check` returns a value (not undefined); bounded in time (scaled by the run's time
+ * factor), the last value seen and the last problem reported (test/helpers/wait.ts).
+ */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined>,
   opts: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
-  let last = '';
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 2_000));
-  }
+  const v = await pollUntil(what, check, (x) => x !== undefined, {
+    timeoutMs: opts.timeoutMs ?? 180_000,
+    intervalMs: opts.intervalMs ?? 2_000,
+  });
+  return v as T;
 }
 
 /** A long-running tool (kubectl port-forward); resolves once a line of its output matches. */
@@ -73,8 +71,9 @@ export function spawnUntil(
   file: string,
   args: string[],
   ready: RegExp,
-  timeoutMs = 60_000,
+  quietMs = 60_000,
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const timeoutMs = budget(quietMs);
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let seen = '';

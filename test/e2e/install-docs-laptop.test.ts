@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec } from './exec.js';
 import { blocksUnder } from './install-docs.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * docs/install.md "Try it on your laptop", typed as a person would: its shell blocks run verbatim
@@ -86,56 +87,60 @@ describe('docs/install.md "Try it on your laptop"', () => {
 });
 
 describe.skipIf(skip !== undefined)('docs/install.md "Try it on your laptop", verbatim', () => {
-  it('installs, refuses a bad selector naming it, and recovers with helm uninstall', async () => {
-    const { root, bin } = checkout();
-    const [start, install, refused] = blocksUnder(PAGE, HEADING, 'sh');
-    // The page's processes end with the script, whatever happens: with job control each is a
-    // process group (npm, its shell, node), ended whole as the page's `kill %1 %2` does.
-    const script = [
-      // One stream, in order: helm's errors next to the commands' output.
-      'exec 2>&1',
-      'set -m',
-      "trap 'for p in $(jobs -p); do kill -- -$p 2>/dev/null; done; wait' EXIT",
-      start,
-      'echo "=== install"',
-      install,
-      'echo "=== refused"',
-      refused,
-      'echo "=== reinstall"',
-      // After the recovery, the first install works again.
-      install,
-      'helm uninstall endpoint-binder -n endpoint-binder',
-    ].join('\n');
-    const r = await exec('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: root,
-      timeoutMs: 300_000,
-      env: {
-        PATH: `${bin}:${process.env['PATH'] ?? ''}`,
-        HOME: dir!,
-        HELM_CACHE_HOME: join(dir!, 'helm-cache'),
-        HELM_CONFIG_HOME: join(dir!, 'helm-config'),
-        HELM_DATA_HOME: join(dir!, 'helm-data'),
-      },
-    });
-    const all = `${r.stdout}\n${r.stderr}`;
-    const logs = podLogs(join(root, '.tmp'));
-    expect(r.code, `${all}\n--- logs:\n${logs}`).toBe(0);
-    const [, afterInstall = ''] = all.split('=== install');
-    const [installed = '', afterRefused = ''] = afterInstall.split('=== refused');
-    expect(installed).toContain('STATUS: deployed');
-    expect(installed).toMatch(/deployment "endpoint-binder-controller" successfully rolled out/);
-    const [refusal = '', reinstall = ''] = afterRefused.split('=== reinstall');
-    // helm's own words, then the cause with its caret, from the page's command.
-    expect(refusal).toContain('job endpoint-binder-config-check failed: BackoffLimitExceeded');
-    expect(refusal).toContain('refused, as it should be');
-    // The Event in the release's namespace names the setting and the fix (#29 item 2).
-    expect(refusal).toMatch(
-      /The config check refused these values: bindings\.endpointSelector: invalid endpoint selector[^\n]*Fix: correct that value and run helm upgrade --install/,
-    );
-    expect(refusal).toContain('bindings.endpointSelector: invalid endpoint selector');
-    expect(refusal).toMatch(/\n\s*\^/);
-    expect(refusal).toContain('release "endpoint-binder" uninstalled');
-    expect(reinstall).toContain('STATUS: deployed');
-    expect(reinstall).toContain('release "endpoint-binder" uninstalled');
-  }, 360_000);
+  it(
+    'installs, refuses a bad selector naming it, and recovers with helm uninstall',
+    { timeout: budget(360_000) },
+    async () => {
+      const { root, bin } = checkout();
+      const [start, install, refused] = blocksUnder(PAGE, HEADING, 'sh');
+      // The page's processes end with the script, whatever happens: with job control each is a
+      // process group (npm, its shell, node), ended whole as the page's `kill %1 %2` does.
+      const script = [
+        // One stream, in order: helm's errors next to the commands' output.
+        'exec 2>&1',
+        'set -m',
+        "trap 'for p in $(jobs -p); do kill -- -$p 2>/dev/null; done; wait' EXIT",
+        start,
+        'echo "=== install"',
+        install,
+        'echo "=== refused"',
+        refused,
+        'echo "=== reinstall"',
+        // After the recovery, the first install works again.
+        install,
+        'helm uninstall endpoint-binder -n endpoint-binder',
+      ].join('\n');
+      const r = await exec('bash', ['-euo', 'pipefail', '-c', script], {
+        cwd: root,
+        timeoutMs: 300_000,
+        env: {
+          PATH: `${bin}:${process.env['PATH'] ?? ''}`,
+          HOME: dir!,
+          HELM_CACHE_HOME: join(dir!, 'helm-cache'),
+          HELM_CONFIG_HOME: join(dir!, 'helm-config'),
+          HELM_DATA_HOME: join(dir!, 'helm-data'),
+        },
+      });
+      const all = `${r.stdout}\n${r.stderr}`;
+      const logs = podLogs(join(root, '.tmp'));
+      expect(r.code, `${all}\n--- logs:\n${logs}`).toBe(0);
+      const [, afterInstall = ''] = all.split('=== install');
+      const [installed = '', afterRefused = ''] = afterInstall.split('=== refused');
+      expect(installed).toContain('STATUS: deployed');
+      expect(installed).toMatch(/deployment "endpoint-binder-controller" successfully rolled out/);
+      const [refusal = '', reinstall = ''] = afterRefused.split('=== reinstall');
+      // helm's own words, then the cause with its caret, from the page's command.
+      expect(refusal).toContain('job endpoint-binder-config-check failed: BackoffLimitExceeded');
+      expect(refusal).toContain('refused, as it should be');
+      // The Event in the release's namespace names the setting and the fix (#29 item 2).
+      expect(refusal).toMatch(
+        /The config check refused these values: bindings\.endpointSelector: invalid endpoint selector[^\n]*Fix: correct that value and run helm upgrade --install/,
+      );
+      expect(refusal).toContain('bindings.endpointSelector: invalid endpoint selector');
+      expect(refusal).toMatch(/\n\s*\^/);
+      expect(refusal).toContain('release "endpoint-binder" uninstalled');
+      expect(reinstall).toContain('STATUS: deployed');
+      expect(reinstall).toContain('release "endpoint-binder" uninstalled');
+    },
+  );
 });

@@ -10,6 +10,7 @@ import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec } from './exec.js';
 import { blocksUnder, codeBlocks } from './install-docs.js';
 import { playHookJobs, type HookRun } from './kubesim-jobs.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * docs/install.md, typed as a person would: its shell blocks run verbatim in bash, with the real
@@ -131,41 +132,53 @@ describe('docs/install.md code blocks', () => {
 });
 
 describe.skipIf(skip !== undefined)('docs/install.md, run verbatim with the real helm into kubesim', () => {
-  it('the first command installs, with the selector exactly as typed (commas and quotes included)', async () => {
-    const s = await runBlock(blocksUnder(PAGE, 'With Helm', 'sh')[0]!);
-    const cfg = await controllerConfig(s, 'endpoint-binder-controller');
-    expect(cfg.bindings.endpointSelector).toBe('endpoint.namespace in ["prod", "stage"]');
-    expect(cfg.api.baseUrl).toBe('https://api.example.com');
-    expect(await secretData(s, 'endpoint-binder-credentials')).toEqual({ API_KEY, AUTHTOKEN });
-    expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
-    // The config check ran before anything was installed, and passed.
-    expect(hookRuns.map((h) => [h.job, h.code])).toEqual([['endpoint-binder-config-check', 0]]);
-  }, 180_000);
+  it(
+    'the first command installs, with the selector exactly as typed (commas and quotes included)',
+    { timeout: budget(180_000) },
+    async () => {
+      const s = await runBlock(blocksUnder(PAGE, 'With Helm', 'sh')[0]!);
+      const cfg = await controllerConfig(s, 'endpoint-binder-controller');
+      expect(cfg.bindings.endpointSelector).toBe('endpoint.namespace in ["prod", "stage"]');
+      expect(cfg.api.baseUrl).toBe('https://api.example.com');
+      expect(await secretData(s, 'endpoint-binder-credentials')).toEqual({ API_KEY, AUTHTOKEN });
+      expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
+      // The config check ran before anything was installed, and passed.
+      expect(hookRuns.map((h) => [h.job, h.code])).toEqual([['endpoint-binder-config-check', 0]]);
+    },
+  );
 
-  it('the Secret-and-values-file install uses the Secret made by hand and the multi-line selector', async () => {
-    const values = blocksUnder(PAGE, 'With Helm', 'yaml')[0]!;
-    const s = await runBlock(blocksUnder(PAGE, 'With Helm', 'sh')[1]!, { 'my-values.yaml': values });
-    const cfg = await controllerConfig(s, 'endpoint-binder-controller');
-    const expected = (parseYaml(values) as { bindings: { endpointSelector: string } }).bindings;
-    expect(cfg.bindings.endpointSelector).toBe(expected.endpointSelector.trim());
-    expect(cfg.bindings.endpointSelector).toContain('!endpoint.metadata.contains("skip")');
-    expect(cfg.bindings.serviceLabels).toEqual({ team: 'platform' });
-    expect(await secretData(s, 'endpoint-binder-credentials')).toEqual({ API_KEY, AUTHTOKEN });
-    expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
-    // The chart rendered no Secret of its own beside the one made by hand.
-    const secrets = await s
-      .kubeConfig()
-      .makeApiClient(CoreV1Api)
-      .listNamespacedSecret({ namespace: 'endpoint-binder' });
-    // (helm's own release record is a Secret too: type helm.sh/release.v1.)
-    const notHelms = secrets.items.filter((x) => x.type !== 'helm.sh/release.v1');
-    expect(notHelms.map((x) => x.metadata?.name)).toEqual(['endpoint-binder-credentials']);
-  }, 180_000);
+  it(
+    'the Secret-and-values-file install uses the Secret made by hand and the multi-line selector',
+    { timeout: budget(180_000) },
+    async () => {
+      const values = blocksUnder(PAGE, 'With Helm', 'yaml')[0]!;
+      const s = await runBlock(blocksUnder(PAGE, 'With Helm', 'sh')[1]!, { 'my-values.yaml': values });
+      const cfg = await controllerConfig(s, 'endpoint-binder-controller');
+      const expected = (parseYaml(values) as { bindings: { endpointSelector: string } }).bindings;
+      expect(cfg.bindings.endpointSelector).toBe(expected.endpointSelector.trim());
+      expect(cfg.bindings.endpointSelector).toContain('!endpoint.metadata.contains("skip")');
+      expect(cfg.bindings.serviceLabels).toEqual({ team: 'platform' });
+      expect(await secretData(s, 'endpoint-binder-credentials')).toEqual({ API_KEY, AUTHTOKEN });
+      expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
+      // The chart rendered no Secret of its own beside the one made by hand.
+      const secrets = await s
+        .kubeConfig()
+        .makeApiClient(CoreV1Api)
+        .listNamespacedSecret({ namespace: 'endpoint-binder' });
+      // (helm's own release record is a Secret too: type helm.sh/release.v1.)
+      const notHelms = secrets.items.filter((x) => x.type !== 'helm.sh/release.v1');
+      expect(notHelms.map((x) => x.metadata?.name)).toEqual(['endpoint-binder-credentials']);
+    },
+  );
 
-  it('the plain-manifests install applies deploy/ with the API URL replaced', async () => {
-    const s = await runBlock(blocksUnder(PAGE, 'With plain manifests (deploy/)', 'sh')[0]!);
-    const cfg = await controllerConfig(s, 'endpoint-binder-controller');
-    expect(cfg.api.baseUrl).toBe('https://api.your-provider.example');
-    expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
-  }, 180_000);
+  it(
+    'the plain-manifests install applies deploy/ with the API URL replaced',
+    { timeout: budget(180_000) },
+    async () => {
+      const s = await runBlock(blocksUnder(PAGE, 'With plain manifests (deploy/)', 'sh')[0]!);
+      const cfg = await controllerConfig(s, 'endpoint-binder-controller');
+      expect(cfg.api.baseUrl).toBe('https://api.your-provider.example');
+      expect(await apiKeySecretOf(s, 'endpoint-binder-controller')).toBe('endpoint-binder-credentials');
+    },
+  );
 });

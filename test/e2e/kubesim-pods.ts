@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { CLI } from '../helpers/cli.js';
 
 /**
  * Plays the kubelet for kubesim, which has no controllers: a pod template from a stored
@@ -172,14 +173,7 @@ export async function runPod(
   const component = args[0] ?? '';
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      resolve('src/cli/main.ts'),
-      ...args,
-      ...kubeconfigArgs,
-      ...opts.loopbackArgs(component, opts.hostPorts),
-    ],
+    [CLI, ...args, ...kubeconfigArgs, ...opts.loopbackArgs(component, opts.hostPorts)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       // Nothing of the test's environment leaks in that the pod would not have.

@@ -6,6 +6,7 @@ import { UNINSTALLED_AT_ANNOTATION } from '../../src/kube/leader/uninstall-mark.
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { startKubesimTarget, type KubesimTarget } from './kubesim-target.js';
 import { deepMerge, defineScenario } from './scenario.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The e2e scenario (scenario.ts) inside `npm test`: the real helm installs, upgrades and
@@ -28,20 +29,24 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
   );
 
   describe('an install whose controllers never ran', () => {
-    afterAll(async () => idle?.close(), 60_000);
+    afterAll(async () => idle?.close(), budget(60_000));
 
-    it('uninstalls: the hook creates the controller Lease marked uninstalled, then releases it', async () => {
-      idle = await startKubesimTarget();
-      await idle.install(deepMerge(idle.baseValues, { controller: { replicas: 0 } }));
-      await idle.uninstall();
-      const lease = await idle
-        .kubeConfig()
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ namespace: idle.namespace, name: `${idle.release}-controller` });
-      expect(lease.spec?.holderIdentity).toBe('');
-      expect(lease.metadata?.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
-      expect(idle.crashes()).toEqual([]);
-    }, 120_000);
+    it(
+      'uninstalls: the hook creates the controller Lease marked uninstalled, then releases it',
+      { timeout: budget(120_000) },
+      async () => {
+        idle = await startKubesimTarget();
+        await idle.install(deepMerge(idle.baseValues, { controller: { replicas: 0 } }));
+        await idle.uninstall();
+        const lease = await idle
+          .kubeConfig()
+          .makeApiClient(CoordinationV1Api)
+          .readNamespacedLease({ namespace: idle.namespace, name: `${idle.release}-controller` });
+        expect(lease.spec?.holderIdentity).toBe('');
+        expect(lease.metadata?.annotations?.[UNINSTALLED_AT_ANNOTATION]).toBeTruthy();
+        expect(idle.crashes()).toEqual([]);
+      },
+    );
   });
 
   describe('RBAC, proven by the run', () => {

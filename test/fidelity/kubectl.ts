@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import type { FidelityServer } from './server.js';
+import { budget } from '../helpers/budget.js';
 
 const run = promisify(execFile);
 
@@ -21,7 +22,7 @@ export function defineKubectl(server: FidelityServer): void {
       await server.writeKubeconfig(kubeconfig, token);
       if ('skip' in tool) throw new Error(tool.skip);
       try {
-        const r = await run(tool.path, ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 });
+        const r = await run(tool.path, ['--kubeconfig', kubeconfig, ...args], { timeout: budget(60_000) });
         return { code: 0, stdout: r.stdout, stderr: r.stderr };
       } catch (err) {
         const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { openWatchStream, type WatchEvent, type WatchStream as BaseStream } from '../helpers/watch-stream.js';
+import { pollUntil } from '../helpers/wait.js';
 
 /**
  * An API server under test: kubesim or a real kube-apiserver, behind one interface, so that each
@@ -127,13 +128,12 @@ export async function eventually<T>(
   check: () => Promise<T | undefined>,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const v = await pollUntil(what, check, (x) => x !== undefined, {
+    timeoutMs,
+    intervalMs: 100,
+    onError: 'throw',
+  });
+  return v as T;
 }
 
 /** An object without the fields only a real server writes (managedFields), for shape comparisons. */

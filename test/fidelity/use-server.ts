@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { ControlPlaneClient } from '../helpers/control-plane/control-plane.js';
 import { startKubesim, type KubesimOptions } from '../../src/kubesim/index.js';
 import { fidelityServer, type FidelityServer, type ServerKind } from './server.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The two adapters: kubesim (one per test file, over TLS so that kubectl sends its token) and
@@ -17,7 +18,7 @@ function useServer(kind: ServerKind, start: () => Promise<Started>): FidelitySer
   let current: Started | undefined;
   beforeAll(async () => {
     current = await start();
-  }, 300_000);
+  }, budget(300_000));
   afterAll(async () => {
     await current?.server.cleanup();
     await current?.stop();

@@ -13,6 +13,7 @@ import {
   startOver,
   useEnv,
 } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * A proxy never lies about a stream: an abort on one side reaches the other as an abort (a reset),
@@ -167,33 +168,37 @@ for (const tls of [false, true]) {
 describe('the TLS ingress stops during a burst of handshakes', () => {
   const setup = useEnv({ ingressTls: true });
 
-  it('every client is closed or served, none hangs, and the forwarder lives on (no uncaught TLS error)', async () => {
-    const env = await setup();
-    await endpoint(env, 'tcp://stopping.x:7004', env.echo.upstreamUrl);
-    const fwd = await startOver(env, true, {
-      limits: { maxConcurrentDials: 200, maxDialAttempts: 3, prefaceTimeoutMs: 3_000 },
-    });
-    const port = await freePort();
-    await createService(env.sim, internalService('ep-stopping', { [port]: 'tcp://stopping.x:7004' }));
-    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-    // 200 clients at once: their dials are in every phase (connect, handshake, preface, reply)
-    // when the ingress stops, as with a SIGTERM of the ingress.
-    const clients = Array.from({ length: 200 }, () => connectMaybeReset(port));
-    const endings = clients.map((s) => {
-      s.write('x');
-      return watchEnding(s);
-    });
-    await waitFor(() => fwd.openConnections() > 0, 10_000);
-    await env.mock.api.stop();
-    const ends = await Promise.all(endings);
-    // Nobody was told a clean end without having been served.
-    for (const e of ends) if (e.ended) expect(e.bytes).toBeGreaterThan(0);
-    await waitFor(() => fwd.openConnections() === 0, 15_000);
-    // Still alive and answering: a new client is turned away (no ingress), not left hanging.
-    const after = connectMaybeReset(port);
-    after.write('y');
-    const e = await watchEnding(after);
-    expect(e.ended).toBe(false);
-    expect(fwd.readiness()).toHaveProperty('ready');
-  }, 60_000);
+  it(
+    'every client is closed or served, none hangs, and the forwarder lives on (no uncaught TLS error)',
+    { timeout: budget(60_000) },
+    async () => {
+      const env = await setup();
+      await endpoint(env, 'tcp://stopping.x:7004', env.echo.upstreamUrl);
+      const fwd = await startOver(env, true, {
+        limits: { maxConcurrentDials: 200, maxDialAttempts: 3, prefaceTimeoutMs: 3_000 },
+      });
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-stopping', { [port]: 'tcp://stopping.x:7004' }));
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      // 200 clients at once: their dials are in every phase (connect, handshake, preface, reply)
+      // when the ingress stops, as with a SIGTERM of the ingress.
+      const clients = Array.from({ length: 200 }, () => connectMaybeReset(port));
+      const endings = clients.map((s) => {
+        s.write('x');
+        return watchEnding(s);
+      });
+      await waitFor(() => fwd.openConnections() > 0, 10_000);
+      await env.mock.api.stop();
+      const ends = await Promise.all(endings);
+      // Nobody was told a clean end without having been served.
+      for (const e of ends) if (e.ended) expect(e.bytes).toBeGreaterThan(0);
+      await waitFor(() => fwd.openConnections() === 0, 15_000);
+      // Still alive and answering: a new client is turned away (no ingress), not left hanging.
+      const after = connectMaybeReset(port);
+      after.write('y');
+      const e = await watchEnding(after);
+      expect(e.ended).toBe(false);
+      expect(fwd.readiness()).toHaveProperty('ready');
+    },
+  );
 });

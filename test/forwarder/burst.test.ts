@@ -5,6 +5,7 @@ import { parseHostPort } from '../../src/net/host-port.js';
 import { waitFor } from '../ingress/helpers.js';
 import { createService, endpoint, freePort, internalService, startOver, useEnv } from './helpers.js';
 import { dial } from '../../bench/support/load.js';
+import { budget } from '../helpers/budget.js';
 
 /** Plain: 2,000 at once. TLS in one process is bound by this test's CPU (see below): fewer. */
 const CLIENTS = { plain: 2_000, tls: 500 };
@@ -48,7 +49,7 @@ describe.each([
   const setup = useEnv({ ingressTls: tls });
 
   const clients = tls ? CLIENTS.tls : CLIENTS.plain;
-  it(`serves ${clients} clients that arrive at once`, async () => {
+  it(`serves ${clients} clients that arrive at once`, { timeout: budget(120_000) }, async () => {
     const env = await setup();
     const proxy = await startDelayProxy(parseHostPort(env.ingress), RTT_MS);
     try {
@@ -80,5 +81,5 @@ describe.each([
     } finally {
       await proxy.close();
     }
-  }, 120_000);
+  });
 });

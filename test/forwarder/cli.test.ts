@@ -18,6 +18,8 @@ import {
   roundTrip,
   useEnv,
 } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
+import { budget } from '../helpers/budget.js';
 
 async function tempFile(name: string, text: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fwd-cli-'));
@@ -127,65 +129,69 @@ describe('endpoint-binder forwarder: configuration', () => {
 describe('endpoint-binder forwarder: the process', () => {
   const setup = useEnv();
 
-  it('forwards, and on SIGTERM drains and exits 0 without ever printing the authtoken', async () => {
-    const env = await setup();
-    await endpoint(env, 'tcp://cli.x:9100', env.echo.upstreamUrl);
-    const port = await freePort();
-    await createService(env.sim, internalService('ep-cli', { [port]: 'tcp://cli.x:9100' }));
-    const kubeconfig = await tempFile('kubeconfig', '');
-    await env.sim.writeKubeconfig(kubeconfig);
-    const config = await tempFile(
-      'forwarder.yaml',
-      [
-        'releaseName: eb',
-        `operatorNamespace: ${NS}`,
-        'listenHost: 127.0.0.1',
-        'ingress:',
-        '  tls: false',
-        'http:',
-        '  listen: 127.0.0.1:0',
-        'drain:',
-        '  delaySeconds: 0.5',
-        '  timeoutSeconds: 5',
-        'logLevel: debug',
-      ].join('\n'),
-    );
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN } },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    try {
-      // Generous: tsx compiles the sources at start-up, which takes long on a loaded machine.
-      await waitFor(() => out.includes('"forwarder listener bound"'), 90_000);
-      const started = out
+  it(
+    'forwards, and on SIGTERM drains and exits 0 without ever printing the authtoken',
+    { timeout: budget(150_000) },
+    async () => {
+      const env = await setup();
+      await endpoint(env, 'tcp://cli.x:9100', env.echo.upstreamUrl);
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-cli', { [port]: 'tcp://cli.x:9100' }));
+      const kubeconfig = await tempFile('kubeconfig', '');
+      await env.sim.writeKubeconfig(kubeconfig);
+      const config = await tempFile(
+        'forwarder.yaml',
+        [
+          'releaseName: eb',
+          `operatorNamespace: ${NS}`,
+          'listenHost: 127.0.0.1',
+          'ingress:',
+          '  tls: false',
+          'http:',
+          '  listen: 127.0.0.1:0',
+          'drain:',
+          '  delaySeconds: 0.5',
+          '  timeoutSeconds: 5',
+          'logLevel: debug',
+        ].join('\n'),
+      );
+      const child = spawn(
+        process.execPath,
+        [CLI, 'forwarder', '--config', config, '--kubeconfig', kubeconfig],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN } },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+      const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+      try {
+        // Generous: tsx compiles the sources at start-up, which takes long on a loaded machine.
+        await waitFor(() => out.includes('"forwarder listener bound"'), 90_000);
+        const started = out
+          .split('\n')
+          .filter((l) => l.includes('"forwarder started"'))
+          .map((l) => JSON.parse(l) as { http: string })[0]!;
+        const ready = await request(`http://${started.http}/readyz`);
+        expect(ready.statusCode).toBe(200);
+        await ready.body.text();
+        const s = await connectTo(port);
+        expect(await roundTrip(s, 'through the cli')).toBe('through the cli');
+        s.end();
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      } finally {
+        child.kill('SIGKILL');
+      }
+      const msgs = out
         .split('\n')
-        .filter((l) => l.includes('"forwarder started"'))
-        .map((l) => JSON.parse(l) as { http: string })[0]!;
-      const ready = await request(`http://${started.http}/readyz`);
-      expect(ready.statusCode).toBe(200);
-      await ready.body.text();
-      const s = await connectTo(port);
-      expect(await roundTrip(s, 'through the cli')).toBe('through the cli');
-      s.end();
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-    } finally {
-      child.kill('SIGKILL');
-    }
-    const msgs = out
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => (JSON.parse(l) as { msg: string }).msg);
-    expect(msgs).toEqual(
-      expect.arrayContaining(['forwarder received signal', 'forwarder shutting down', 'forwarder stopped']),
-    );
-    expect(msgs.indexOf('forwarder stopped')).toBeGreaterThan(msgs.indexOf('forwarder shutting down'));
-    expect(out + err).not.toContain(AUTHTOKEN);
-  }, 150_000);
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(msgs).toEqual(
+        expect.arrayContaining(['forwarder received signal', 'forwarder shutting down', 'forwarder stopped']),
+      );
+      expect(msgs.indexOf('forwarder stopped')).toBeGreaterThan(msgs.indexOf('forwarder shutting down'));
+      expect(out + err).not.toContain(AUTHTOKEN);
+    },
+  );
 });

@@ -21,16 +21,16 @@ import {
   writeInstallRecord,
   useEnv,
 } from './helpers.js';
+import { pollUntil } from '../helpers/wait.js';
+import { budget } from '../helpers/budget.js';
 
-/** Polls `read` until it returns `want` (10 s at most); fails with the last value seen. */
+/** Polls `read` until it returns `want` (10 s at most, scaled); fails with the last value seen. */
 async function waitForValue(read: () => Promise<number>, want: number): Promise<void> {
-  let last = NaN;
-  for (let i = 0; i < 500; i++) {
-    last = await read();
-    if (last === want) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`waited for ${want}, last value ${last}`);
+  await pollUntil(`the value ${want}`, read, (v) => v === want, {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+    onError: 'throw',
+  });
 }
 
 describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () => {
@@ -82,7 +82,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     }
   });
 
-  it('carries a 64 MiB TCP stream intact both ways (sha256)', async () => {
+  it('carries a 64 MiB TCP stream intact both ways (sha256)', { timeout: budget(120_000) }, async () => {
     const env = await setup();
     await endpoint(env, 'tcp://bulk.data:9000', env.echo.upstreamUrl);
     const fwd = await env.start();
@@ -124,7 +124,7 @@ describe('forwarder data path (kubesim + mock ingress + loopback upstream)', () 
     expect(
       await metricValue(fwd.registry, 'endpoint_binder_forwarder_bytes_total', { direction: 'to_ingress' }),
     ).toBe(total);
-  }, 120_000);
+  });
 
   it('respects half-close: the client FIN reaches the upstream, which still answers', async () => {
     const env = await setup();
@@ -416,37 +416,41 @@ describe('forwarder to a TLS ingress', () => {
 describe('forwarder memory under slow readers', () => {
   const setup = useEnv();
 
-  it('propagates backpressure to a client that never reads instead of buffering', async () => {
-    const env = await setup();
-    await endpoint(env, 'tcp://slow.x:7600', env.echo.upstreamUrl);
-    const fwd = await env.start();
-    const port = await freePort();
-    await createService(env.sim, internalService('ep-slow', { [port]: 'tcp://slow.x:7600' }));
-    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-    const s = await connectTo(port);
-    s.pause(); // never reads what the echo sends back
-    const chunk = Buffer.alloc(64 * 1024, 0x61);
-    const limit = 512 * 1024 * 1024;
-    let written = 0;
-    let stalled = false;
-    while (written < limit && !stalled) {
-      written += chunk.length;
-      if (!s.write(chunk)) {
-        stalled = !(await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(false), 1_500);
-          s.once('drain', () => {
-            clearTimeout(timer);
-            resolve(true);
-          });
-        }));
+  it(
+    'propagates backpressure to a client that never reads instead of buffering',
+    { timeout: budget(60_000) },
+    async () => {
+      const env = await setup();
+      await endpoint(env, 'tcp://slow.x:7600', env.echo.upstreamUrl);
+      const fwd = await env.start();
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-slow', { [port]: 'tcp://slow.x:7600' }));
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      const s = await connectTo(port);
+      s.pause(); // never reads what the echo sends back
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      const limit = 512 * 1024 * 1024;
+      let written = 0;
+      let stalled = false;
+      while (written < limit && !stalled) {
+        written += chunk.length;
+        if (!s.write(chunk)) {
+          stalled = !(await new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => resolve(false), 1_500);
+            s.once('drain', () => {
+              clearTimeout(timer);
+              resolve(true);
+            });
+          }));
+        }
       }
-    }
-    // The whole chain stalls (kernel buffers full) long before the limit, and the forwarder holds
-    // at most a few stream buffers' worth in user space.
-    expect(stalled).toBe(true);
-    expect(written).toBeLessThan(limit);
-    expect(fwd.openConnections()).toBe(1);
-    expect(fwd.bufferedBytes()).toBeLessThan(1024 * 1024);
-    s.destroy();
-  }, 60_000);
+      // The whole chain stalls (kernel buffers full) long before the limit, and the forwarder holds
+      // at most a few stream buffers' worth in user space.
+      expect(stalled).toBe(true);
+      expect(written).toBeLessThan(limit);
+      expect(fwd.openConnections()).toBe(1);
+      expect(fwd.bufferedBytes()).toBeLessThan(1024 * 1024);
+      s.destroy();
+    },
+  );
 });

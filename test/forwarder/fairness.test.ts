@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { metricValue } from '../kube/helpers.js';
@@ -64,30 +65,34 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
 
       // Before: 60 one-byte clients of a.x took all 40 ingress slots, and every client of b.x was
       // refused (ERR_740, retried until the budget ran out).
-      it('60 one-byte clients of a silent endpoint leave room for another endpoint', async () => {
-        const env = await setup();
-        const accepted: Socket[] = [];
-        const silent = await startServer((s) => accepted.push(s));
-        try {
-          const { a, b } = await twoPorts(env, silent.upstreamUrl);
-          const fwd = await startOver(env, tls, {
-            limits: { maxIngressConnectionsPerPort: 16, prefaceTimeoutMs: 20_000 },
-          });
-          await waitFor(() => fwd.boundPorts().length === 2, 10_000);
-          const clients = oneByteClients(a, 60);
-          await waitFor(() => accepted.length >= 16, 20_000);
-          // The rest of a.x's clients wait their turn in the forwarder.
-          await waitFor(
-            async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 44,
-            20_000,
-          );
-          expect(await serveB(b, 10)).toEqual(expected(10));
-          expect(accepted.length).toBe(16);
-          for (const c of clients) c.destroy();
-        } finally {
-          await silent.close();
-        }
-      }, 60_000);
+      it(
+        '60 one-byte clients of a silent endpoint leave room for another endpoint',
+        async () => {
+          const env = await setup();
+          const accepted: Socket[] = [];
+          const silent = await startServer((s) => accepted.push(s));
+          try {
+            const { a, b } = await twoPorts(env, silent.upstreamUrl);
+            const fwd = await startOver(env, tls, {
+              limits: { maxIngressConnectionsPerPort: 16, prefaceTimeoutMs: 20_000 },
+            });
+            await waitFor(() => fwd.boundPorts().length === 2, 10_000);
+            const clients = oneByteClients(a, 60);
+            await waitFor(() => accepted.length >= 16, 20_000);
+            // The rest of a.x's clients wait their turn in the forwarder.
+            await waitFor(
+              async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 44,
+              20_000,
+            );
+            expect(await serveB(b, 10)).toEqual(expected(10));
+            expect(accepted.length).toBe(16);
+            for (const c of clients) c.destroy();
+          } finally {
+            await silent.close();
+          }
+        },
+        budget(60_000),
+      );
     });
 
     describe('an upstream that drops SYNs', () => {
@@ -105,78 +110,87 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
       // a.x's share enforced at the head of one queue, b.x's clients wait behind a.x's 100
       // waiters until those are served or gone (so a.x's queue is empty when b.x is served);
       // without shares, a.x's clients take all 150 ingress slots (ERR_740 for b.x).
-      it("200 clients of a black-holed endpoint hold neither the next endpoint's turns nor its slots", async () => {
-        const env = await setup();
-        const blackHole = await startUnresponsiveUpstream(30_000);
-        try {
-          const { a, b } = await twoPorts(env, `tcp://127.0.0.1:${blackHole.port}`);
-          const fwd = await startOver(env, tls, {
-            limits: { prefaceTimeoutMs: 10_000, maxIngressConnectionsPerPort: 100 },
-          });
-          await waitFor(() => fwd.boundPorts().length === 2, 10_000);
-          // Two waves, so a.x always has clients whose budget outlasts b.x's first client's.
-          const clients = oneByteClients(a, 100);
-          await waitFor(() => fwd.openConnections() === 100, 20_000);
-          await new Promise((r) => setTimeout(r, 1_000));
-          clients.push(...oneByteClients(a, 100));
-          await waitFor(() => fwd.openConnections() === 200, 20_000);
-          // a.x holds its share (100, all in the ingress's upstream connect, none holding a
-          // handshake turn); the second wave waits in the forwarder, in a.x's own queue.
-          await waitFor(
-            async () => (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 100,
-            3_000,
-          );
-          expect(await serveB(b, 10)).toEqual(expected(10));
-          // b.x went past a.x's queue, not through it: a.x's second wave is still waiting (its
-          // first wave holds its share for 10 s).
-          expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')).toBe(100);
-          for (const c of clients) c.destroy();
-        } finally {
-          blackHole.close();
-        }
-      }, 60_000);
+      it(
+        "200 clients of a black-holed endpoint hold neither the next endpoint's turns nor its slots",
+        async () => {
+          const env = await setup();
+          const blackHole = await startUnresponsiveUpstream(30_000);
+          try {
+            const { a, b } = await twoPorts(env, `tcp://127.0.0.1:${blackHole.port}`);
+            const fwd = await startOver(env, tls, {
+              limits: { prefaceTimeoutMs: 10_000, maxIngressConnectionsPerPort: 100 },
+            });
+            await waitFor(() => fwd.boundPorts().length === 2, 10_000);
+            // Two waves, so a.x always has clients whose budget outlasts b.x's first client's.
+            const clients = oneByteClients(a, 100);
+            await waitFor(() => fwd.openConnections() === 100, 20_000);
+            await new Promise((r) => setTimeout(r, 1_000));
+            clients.push(...oneByteClients(a, 100));
+            await waitFor(() => fwd.openConnections() === 200, 20_000);
+            // a.x holds its share (100, all in the ingress's upstream connect, none holding a
+            // handshake turn); the second wave waits in the forwarder, in a.x's own queue.
+            await waitFor(
+              async () =>
+                (await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')) === 100,
+              3_000,
+            );
+            expect(await serveB(b, 10)).toEqual(expected(10));
+            // b.x went past a.x's queue, not through it: a.x's second wave is still waiting (its
+            // first wave holds its share for 10 s).
+            expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting')).toBe(100);
+            for (const c of clients) c.destroy();
+          } finally {
+            blackHole.close();
+          }
+        },
+        budget(60_000),
+      );
     });
 
     describe('a client that resets while queued', () => {
       const setup = useEnv({ ingressTls: tls, protocol });
 
       // Before: a queued client was dialled when its turn came even though it was gone.
-      it('is never dialled', async () => {
-        const env = await setup();
-        let upstreamConnections = 0;
-        const echo = await startServer((s) => {
-          upstreamConnections++;
-          s.pipe(s);
-        });
-        try {
-          await endpoint(env, 'tcp://q.x:7402', echo.upstreamUrl);
-          const port = await freePort();
-          await createService(env.sim, internalService('ep-q', { [port]: 'tcp://q.x:7402' }));
-          const fwd = await startOver(env, tls, { limits: { maxIngressConnectionsPerPort: 1 } });
-          await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-          const waiting = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting');
+      it(
+        'is never dialled',
+        async () => {
+          const env = await setup();
+          let upstreamConnections = 0;
+          const echo = await startServer((s) => {
+            upstreamConnections++;
+            s.pipe(s);
+          });
+          try {
+            await endpoint(env, 'tcp://q.x:7402', echo.upstreamUrl);
+            const port = await freePort();
+            await createService(env.sim, internalService('ep-q', { [port]: 'tcp://q.x:7402' }));
+            const fwd = await startOver(env, tls, { limits: { maxIngressConnectionsPerPort: 1 } });
+            await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+            const waiting = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_dials_waiting');
 
-          const first = await connectTo(port);
-          expect(await roundTrip(first, 'first')).toBe('first');
-          // It uploads more than the forwarder reads ahead, so the reset meets unread bytes and
-          // the forwarder's socket sees no error while it waits (nothing reads it).
-          const gone = connectMaybeReset(port);
-          gone.write(Buffer.alloc(256 * 1024, 1));
-          await waitFor(async () => (await waiting()) === 1, 10_000);
-          gone.resetAndDestroy();
-          await new Promise((r) => setTimeout(r, 200));
-          first.destroy();
-          // The slot is free again: the next client is served, and only two upstream connections
-          // were ever opened (first and third).
-          const third = await connectTo(port);
-          expect(await roundTrip(third, 'third')).toBe('third');
-          third.destroy();
-          expect(await waiting()).toBe(0);
-          expect(upstreamConnections).toBe(2);
-        } finally {
-          await echo.close();
-        }
-      }, 30_000);
+            const first = await connectTo(port);
+            expect(await roundTrip(first, 'first')).toBe('first');
+            // It uploads more than the forwarder reads ahead, so the reset meets unread bytes and
+            // the forwarder's socket sees no error while it waits (nothing reads it).
+            const gone = connectMaybeReset(port);
+            gone.write(Buffer.alloc(256 * 1024, 1));
+            await waitFor(async () => (await waiting()) === 1, 10_000);
+            gone.resetAndDestroy();
+            await new Promise((r) => setTimeout(r, 200));
+            first.destroy();
+            // The slot is free again: the next client is served, and only two upstream connections
+            // were ever opened (first and third).
+            const third = await connectTo(port);
+            expect(await roundTrip(third, 'third')).toBe('third');
+            third.destroy();
+            expect(await waiting()).toBe(0);
+            expect(upstreamConnections).toBe(2);
+          } finally {
+            await echo.close();
+          }
+        },
+        budget(30_000),
+      );
     });
   },
 );

@@ -12,6 +12,7 @@ import {
   roundTrip,
   useEnv,
 } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * Transient refusals are retried (#15 item 5). The ingress takes 3 handshakes at a time from one
@@ -23,40 +24,44 @@ import {
 describe('forwarder retries transient ingress refusals', () => {
   const setup = useEnv({ ingress: { max_handshakes: 8, max_handshakes_per_source: 3 } });
 
-  it('keeps a client waiting through ERR_743 refusals and serves it once the ingress has room', async () => {
-    const env = await setup();
-    await endpoint(env, 'tcp://busy.x:7300', env.echo.upstreamUrl);
-    const fwd = await env.start({ limits: { maxDialAttempts: 20, prefaceTimeoutMs: 30_000 } });
-    const port = await freePort();
-    await createService(env.sim, internalService('ep-busy', { [port]: 'tcp://busy.x:7300' }));
-    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+  it(
+    'keeps a client waiting through ERR_743 refusals and serves it once the ingress has room',
+    { timeout: budget(60_000) },
+    async () => {
+      const env = await setup();
+      await endpoint(env, 'tcp://busy.x:7300', env.echo.upstreamUrl);
+      const fwd = await env.start({ limits: { maxDialAttempts: 20, prefaceTimeoutMs: 30_000 } });
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-busy', { [port]: 'tcp://busy.x:7300' }));
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
 
-    const { host, port: ingressPort } = parseHostPort(env.ingress);
-    const silent: Socket[] = [];
-    for (let i = 0; i < 3; i++) {
-      const s = connect({ host, port: ingressPort });
-      s.on('error', () => undefined);
-      await new Promise((r) => s.once('connect', r));
-      silent.push(s);
-    }
-    const refusals = () =>
-      metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_refusals_total', { code: 'ERR_743' });
-    try {
-      const client = await connectTo(port);
-      const answer = roundTrip(client, 'patient', 30_000);
-      // The forwarder is retrying: at least two refused attempts, and the client still waits.
-      let refused = 0;
-      for (let i = 0; i < 300 && refused < 2; i++) {
-        refused = await refusals();
-        if (refused < 2) await new Promise((r) => setTimeout(r, 50));
+      const { host, port: ingressPort } = parseHostPort(env.ingress);
+      const silent: Socket[] = [];
+      for (let i = 0; i < 3; i++) {
+        const s = connect({ host, port: ingressPort });
+        s.on('error', () => undefined);
+        await new Promise((r) => s.once('connect', r));
+        silent.push(s);
       }
-      expect(client.destroyed).toBe(false);
-      for (const s of silent) s.destroy();
-      expect(await answer).toBe('patient');
-      client.destroy();
-      expect(refused).toBeGreaterThanOrEqual(2);
-    } finally {
-      for (const s of silent) s.destroy();
-    }
-  }, 60_000);
+      const refusals = () =>
+        metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_refusals_total', { code: 'ERR_743' });
+      try {
+        const client = await connectTo(port);
+        const answer = roundTrip(client, 'patient', 30_000);
+        // The forwarder is retrying: at least two refused attempts, and the client still waits.
+        let refused = 0;
+        for (let i = 0; i < 300 && refused < 2; i++) {
+          refused = await refusals();
+          if (refused < 2) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(client.destroyed).toBe(false);
+        for (const s of silent) s.destroy();
+        expect(await answer).toBe('patient');
+        client.destroy();
+        expect(refused).toBeGreaterThanOrEqual(2);
+      } finally {
+        for (const s of silent) s.destroy();
+      }
+    },
+  );
 });

@@ -4,6 +4,7 @@ import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { budget } from './budget.js';
 
 const Ready = z.object({ apiUrl: z.string().url(), adminUrl: z.string(), kubeconfig: z.string() });
 
@@ -50,7 +51,10 @@ export async function startSimChild(
   try {
     const ready = await new Promise<z.infer<typeof Ready>>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error('sim child: no ready line in time')), readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`sim child: no ready line within ${budget(readyTimeoutMs)} ms`)),
+        budget(readyTimeoutMs),
+      );
       child.stdout.setEncoding('utf8').on('data', (c: string) => {
         out += c;
         const nl = out.indexOf('\n');

@@ -1,5 +1,7 @@
 import { Agent, request } from 'undici';
 import { SseParser, type SseMessage } from '../../src/api/client/sse/parser.js';
+import { conditionOf, pollUntil } from './wait.js';
+import { budget } from './budget.js';
 
 export interface RawStream {
   status: number;
@@ -68,7 +70,8 @@ export async function openRawStream(
       }
     })();
   }
-  const next = (timeoutMs = 5000): Promise<SseMessage> => {
+  const next = (quietMs = 5000): Promise<SseMessage> => {
+    const timeoutMs = budget(quietMs);
     const queued = queue.shift();
     if (queued) return Promise.resolve(queued);
     if (done) return Promise.reject(new Error('stream ended'));
@@ -105,11 +108,11 @@ export async function openRawStream(
   };
 }
 
-/** Polls `check` every 10 ms, at most `tries` times. */
-export async function eventually(check: () => boolean, tries = 300): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('condition not met in time');
+/** Polls `check` every 10 ms, for about `tries` × 10 ms (scaled; ./wait.ts). */
+export async function eventually(
+  check: () => boolean,
+  tries = 300,
+  what = conditionOf(check),
+): Promise<void> {
+  await pollUntil(what, check, (v) => v, { timeoutMs: tries * 10, intervalMs: 10, onError: 'throw' });
 }

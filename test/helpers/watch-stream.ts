@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { budget } from './budget.js';
 
 /**
  * A raw watch stream (newline-delimited JSON events) over http or https, collecting events as they
@@ -59,7 +60,8 @@ export function openWatchStream(
         status: res.statusCode ?? 0,
         events,
         ended,
-        waitFor(pred, timeoutMs = 3000, what = 'watch condition') {
+        waitFor(pred, quietMs = 3000, what = 'watch condition') {
+          const timeoutMs = budget(quietMs);
           return new Promise((ok, fail) => {
             const check = () => {
               if (!pred(events)) return;

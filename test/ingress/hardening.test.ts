@@ -19,6 +19,7 @@ import {
   type TestServer,
 } from './helpers.js';
 import { devCertificateFiles } from '../helpers/cert-files.js';
+import { budget } from '../helpers/budget.js';
 
 async function ingressError(p: Promise<Socket>): Promise<IngressError> {
   const err = await p.then(
@@ -238,47 +239,51 @@ describe('binding ingress against silent sockets (plain)', () => {
     expect(silent.slice(0, limits.max_handshakes_per_source).every((s) => !s.closed)).toBe(true);
   });
 
-  it('under a reconnecting flood of silent sockets from several sources, every authenticated stream gets through', async () => {
-    const address = await start();
-    const codes = new Set<string>();
-    let running = true;
-    let connects = 0;
-    const live = new Set<Socket>();
-    // Each attacker source wants more sockets than its cap; together they want more than
-    // max_handshakes. Every closed socket is replaced a moment later (bounded in total).
-    const attack = (src: string) => {
-      if (!running || connects >= 5000) return;
-      connects++;
-      openSilent(address, src).then(
-        (s) => {
-          live.add(s.socket);
-          void s.whenClosed.then(() => {
-            live.delete(s.socket);
-            for (const line of s.received().split('\n')) {
-              if (line.trim()) codes.add((JSON.parse(line) as { code: string }).code);
-            }
-            setTimeout(() => attack(src), 5);
-          });
-        },
-        () => setTimeout(() => attack(src), 5),
-      );
-    };
-    try {
-      for (const src of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) for (let i = 0; i < 5; i++) attack(src);
-      await waitFor(() => codes.has('ERR_743') && codes.has('ERR_742'), 20_000);
+  it(
+    'under a reconnecting flood of silent sockets from several sources, every authenticated stream gets through',
+    { timeout: budget(60_000) },
+    async () => {
+      const address = await start();
+      const codes = new Set<string>();
+      let running = true;
+      let connects = 0;
+      const live = new Set<Socket>();
+      // Each attacker source wants more sockets than its cap; together they want more than
+      // max_handshakes. Every closed socket is replaced a moment later (bounded in total).
+      const attack = (src: string) => {
+        if (!running || connects >= 5000) return;
+        connects++;
+        openSilent(address, src).then(
+          (s) => {
+            live.add(s.socket);
+            void s.whenClosed.then(() => {
+              live.delete(s.socket);
+              for (const line of s.received().split('\n')) {
+                if (line.trim()) codes.add((JSON.parse(line) as { code: string }).code);
+              }
+              setTimeout(() => attack(src), 5);
+            });
+          },
+          () => setTimeout(() => attack(src), 5),
+        );
+      };
+      try {
+        for (const src of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) for (let i = 0; i < 5; i++) attack(src);
+        await waitFor(() => codes.has('ERR_743') && codes.has('ERR_742'), 20_000);
 
-      const results: string[] = [];
-      for (let i = 0; i < 10; i++)
-        results.push(await echoThrough(address, 'http://echo.default', `stream-${i}`));
-      expect(results).toEqual(Array.from({ length: 10 }, (_, i) => `stream-${i}`));
-      // The flood was still on while the streams went through.
-      expect(connects).toBeLessThan(5000);
-    } finally {
-      running = false;
-      for (const s of live) s.destroy();
-    }
-    expect([...codes].sort()).toEqual(['ERR_742', 'ERR_743']);
-  }, 60_000);
+        const results: string[] = [];
+        for (let i = 0; i < 10; i++)
+          results.push(await echoThrough(address, 'http://echo.default', `stream-${i}`));
+        expect(results).toEqual(Array.from({ length: 10 }, (_, i) => `stream-${i}`));
+        // The flood was still on while the streams went through.
+        expect(connects).toBeLessThan(5000);
+      } finally {
+        running = false;
+        for (const s of live) s.destroy();
+      }
+      expect([...codes].sort()).toEqual(['ERR_742', 'ERR_743']);
+    },
+  );
 });
 
 describe('binding ingress against silent sockets (TLS)', () => {
@@ -303,27 +308,31 @@ describe('binding ingress against silent sockets (TLS)', () => {
     await echo?.close();
   });
 
-  it('counts connections still in the TLS handshake: per-source refusal, and eviction for a real client', async () => {
-    const address = t.api.ingressAddress!;
-    const a1 = await openSilent(address, '127.0.0.2');
-    const a2 = await openSilent(address, '127.0.0.2');
-    const a3 = await openSilent(address, '127.0.0.2');
-    silent.push(a1, a2, a3);
-    // Nothing can be answered before a handshake: the socket over the source's cap is closed.
-    await a3.whenClosed;
-    const b1 = await openSilent(address, '127.0.0.3');
-    const b2 = await openSilent(address, '127.0.0.3');
-    silent.push(b1, b2);
-    expect([a1, a2, b1, b2].every((s) => !s.closed)).toBe(true);
+  it(
+    'counts connections still in the TLS handshake: per-source refusal, and eviction for a real client',
+    { timeout: budget(30_000) },
+    async () => {
+      const address = t.api.ingressAddress!;
+      const a1 = await openSilent(address, '127.0.0.2');
+      const a2 = await openSilent(address, '127.0.0.2');
+      const a3 = await openSilent(address, '127.0.0.2');
+      silent.push(a1, a2, a3);
+      // Nothing can be answered before a handshake: the socket over the source's cap is closed.
+      await a3.whenClosed;
+      const b1 = await openSilent(address, '127.0.0.3');
+      const b2 = await openSilent(address, '127.0.0.3');
+      silent.push(b1, b2);
+      expect([a1, a2, b1, b2].every((s) => !s.closed)).toBe(true);
 
-    // Every handshake slot is taken; a real client evicts the oldest socket of a largest source.
-    const out = await echoThrough(address, 'tcp://secure.default:443', 'through a full handshake pool', {
-      ca: t.api.ingressCaPem!,
-    });
-    expect(out).toBe('through a full handshake pool');
-    await a1.whenClosed;
-    expect([a2, b1, b2].every((s) => !s.closed)).toBe(true);
-  }, 30_000);
+      // Every handshake slot is taken; a real client evicts the oldest socket of a largest source.
+      const out = await echoThrough(address, 'tcp://secure.default:443', 'through a full handshake pool', {
+        ca: t.api.ingressCaPem!,
+      });
+      expect(out).toBe('through a full handshake pool');
+      await a1.whenClosed;
+      expect([a2, b1, b2].every((s) => !s.closed)).toBe(true);
+    },
+  );
 });
 
 describe('binding ingress TLS with certificate files', () => {

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TestMock } from '../helpers/mock-api.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 /** A loopback TCP server with its open sockets tracked, so close() never waits on a client. */
 export interface TestServer {
@@ -127,13 +128,13 @@ export async function rawExchange(
   return out.toString('utf8');
 }
 
-/** Polls `check` every 20 ms until it returns true, at most `timeoutMs`. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('waitFor: condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Polls `check` every 20 ms until it returns true, at most `timeoutMs` (scaled; test/helpers/wait.ts). */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = conditionOf(check),
+): Promise<void> {
+  await pollUntil(what, check, (v) => v, { timeoutMs, intervalMs: 20, onError: 'throw' });
 }
 
 /**

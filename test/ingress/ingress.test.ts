@@ -25,6 +25,7 @@ import {
   type TestServer,
   startUnresponsiveUpstream,
 } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 async function ingressError(p: Promise<unknown>): Promise<IngressError> {
   const err = await p.then(
@@ -258,7 +259,7 @@ describe('binding ingress (plain, loopback)', () => {
     }
   });
 
-  it('carries 64 MiB intact to an echo upstream and back', async () => {
+  it('carries 64 MiB intact to an echo upstream and back', { timeout: budget(60_000) }, async () => {
     const total = 64 * 1024 * 1024;
     const chunkSize = 1024 * 1024;
     const sock = await dial('http://echo.default:80');
@@ -283,7 +284,7 @@ describe('binding ingress (plain, loopback)', () => {
     await done;
     expect(received).toBe(total);
     expect(recvHash.digest('hex')).toBe(sendHash.digest('hex'));
-  }, 60_000);
+  });
 });
 
 describe('binding ingress limits and timeouts', () => {

@@ -5,6 +5,7 @@ import { connectThroughIngress, IngressError } from '../../src/api/ingress/diale
 import { OutboundSockets } from '../../src/mock/ingress/loop-guard.js';
 import { ACME_AUTHTOKEN, startTestMock, twoAccounts } from '../helpers/mock-api.js';
 import { createEndpoint, startEcho, waitFor } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /** What the guard reads of an upstream socket; the kernel's port sharing cannot be staged with real sockets. */
 class FakeUpstreamSocket extends EventEmitter {
@@ -112,46 +113,50 @@ describe('loop guard (connection bookkeeping on the full 4-tuple)', () => {
 });
 
 describe('loop guard under load: thousands of genuine connections on one host', () => {
-  it('refuses none of 2,500 connections held open at once through the ingress (no ERR_733)', async () => {
-    const t = await startTestMock({
-      config: {
-        ...twoAccounts,
-        ingress: { max_connections: 5_000, max_handshakes: 5_000, max_handshakes_per_source: 5_000 },
-      },
-      ingress: {},
-    });
-    const echo = await startEcho();
-    const open: Socket[] = [];
-    try {
-      await createEndpoint(t, 'tcp://many.conns:9', { upstream_url: echo.upstreamUrl });
-      const address = t.api.ingressAddress!;
-      const codes = new Map<string, number>();
-      const total = 2_500;
-      for (let batch = 0; batch < total / 250; batch++) {
-        const results = await Promise.all(
-          Array.from({ length: 250 }, () =>
-            connectThroughIngress({
-              address,
-              authtoken: ACME_AUTHTOKEN,
-              url: 'tcp://many.conns:9',
-              timeoutMs: 30_000,
-            }).then(
-              (s) => {
-                s.on('error', () => undefined);
-                open.push(s);
-                return 'ok';
-              },
-              (e: unknown) => (e instanceof IngressError ? e.code : String(e)),
+  it(
+    'refuses none of 2,500 connections held open at once through the ingress (no ERR_733)',
+    { timeout: budget(180_000) },
+    async () => {
+      const t = await startTestMock({
+        config: {
+          ...twoAccounts,
+          ingress: { max_connections: 5_000, max_handshakes: 5_000, max_handshakes_per_source: 5_000 },
+        },
+        ingress: {},
+      });
+      const echo = await startEcho();
+      const open: Socket[] = [];
+      try {
+        await createEndpoint(t, 'tcp://many.conns:9', { upstream_url: echo.upstreamUrl });
+        const address = t.api.ingressAddress!;
+        const codes = new Map<string, number>();
+        const total = 2_500;
+        for (let batch = 0; batch < total / 250; batch++) {
+          const results = await Promise.all(
+            Array.from({ length: 250 }, () =>
+              connectThroughIngress({
+                address,
+                authtoken: ACME_AUTHTOKEN,
+                url: 'tcp://many.conns:9',
+                timeoutMs: 30_000,
+              }).then(
+                (s) => {
+                  s.on('error', () => undefined);
+                  open.push(s);
+                  return 'ok';
+                },
+                (e: unknown) => (e instanceof IngressError ? e.code : String(e)),
+              ),
             ),
-          ),
-        );
-        for (const r of results) codes.set(r, (codes.get(r) ?? 0) + 1);
+          );
+          for (const r of results) codes.set(r, (codes.get(r) ?? 0) + 1);
+        }
+        expect(Object.fromEntries(codes)).toEqual({ ok: total });
+      } finally {
+        for (const s of open) s.destroy();
+        await echo.close();
+        await t.close();
       }
-      expect(Object.fromEntries(codes)).toEqual({ ok: total });
-    } finally {
-      for (const s of open) s.destroy();
-      await echo.close();
-      await t.close();
-    }
-  }, 180_000);
+    },
+  );
 });

@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -182,31 +183,35 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
 
 /** Streams over one TLS HTTP/2 session arrive byte-exact: 50 transfers of 16 MiB, 5 at a time. */
 describe('ingress v2 over TLS: 50 × 16 MiB', () => {
-  it('delivers every transfer sha256-equal, with a clean end', async () => {
-    const mock = await startTestMock({
-      ingress: {},
-      config: {
-        accounts: [{ id: 'acme', api_keys: ['acme_api_key_0123456789'], authtokens: [ACME_AUTHTOKEN] }],
-        ingress: { tls: true },
-      },
-    });
-    const echo = await startEcho();
-    const pool = new IngressV2Pool({
-      address: mock.api.ingressAddress!,
-      tls: { ca: mock.api.ingressCaPem! },
-      maxSessions: 2,
-    });
-    try {
-      await createEndpoint(mock, 'tcp://big.x:7910', { upstream_url: echo.upstreamUrl });
-      const { results, want } = await fiftyEchoTransfers(
-        () => pool.open({ authtoken: ACME_AUTHTOKEN, url: 'tcp://big.x:7910', timeoutMs: 20_000 }),
-        (s, sawEnd) => (sawEnd && s.rstCode === 0 ? undefined : `reset ${s.rstCode}`),
-      );
-      expect(results).toEqual(Array.from({ length: 50 }, () => want));
-      expect(pool.sessionCount).toBeLessThanOrEqual(2);
-    } finally {
-      pool.destroy();
-      await Promise.all([mock.close(), echo.close()]);
-    }
-  }, 300_000);
+  it(
+    'delivers every transfer sha256-equal, with a clean end',
+    async () => {
+      const mock = await startTestMock({
+        ingress: {},
+        config: {
+          accounts: [{ id: 'acme', api_keys: ['acme_api_key_0123456789'], authtokens: [ACME_AUTHTOKEN] }],
+          ingress: { tls: true },
+        },
+      });
+      const echo = await startEcho();
+      const pool = new IngressV2Pool({
+        address: mock.api.ingressAddress!,
+        tls: { ca: mock.api.ingressCaPem! },
+        maxSessions: 2,
+      });
+      try {
+        await createEndpoint(mock, 'tcp://big.x:7910', { upstream_url: echo.upstreamUrl });
+        const { results, want } = await fiftyEchoTransfers(
+          () => pool.open({ authtoken: ACME_AUTHTOKEN, url: 'tcp://big.x:7910', timeoutMs: 20_000 }),
+          (s, sawEnd) => (sawEnd && s.rstCode === 0 ? undefined : `reset ${s.rstCode}`),
+        );
+        expect(results).toEqual(Array.from({ length: 50 }, () => want));
+        expect(pool.sessionCount).toBeLessThanOrEqual(2);
+      } finally {
+        pool.destroy();
+        await Promise.all([mock.close(), echo.close()]);
+      }
+    },
+    budget(300_000),
+  );
 });

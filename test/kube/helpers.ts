@@ -1,28 +1,19 @@
 import { Registry } from 'prom-client';
-import { sleep, systemClock, type Clock } from '../../src/time/clock.js';
+import { pollUntil } from '../helpers/wait.js';
+import { systemClock, type Clock } from '../../src/time/clock.js';
 import type { CacheTuning } from '../../src/kube/cache/reflector.js';
 import type { Service } from '../../src/kube/objects.js';
 
-/** Polls `fn` until it returns a truthy value or the deadline passes (then throws with `what`). */
+/**
+ * Polls `fn` until it returns a truthy value; on timeout fails naming `what`, the last value seen
+ * and the last error (test/helpers/wait.ts; `timeoutMs` is scaled by the run's time factor).
+ */
 export async function waitFor<T>(
   fn: () => T | Promise<T>,
   what: string,
   { timeoutMs = 10_000, intervalMs = 25 } = {},
 ): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    }
-    await sleep(intervalMs);
-  }
+  return (await pollUntil(what, fn, Boolean, { timeoutMs, intervalMs })) as NonNullable<T>;
 }
 
 /** A logger whose JSON lines are kept for assertions (level debug). */

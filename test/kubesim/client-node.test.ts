@@ -10,7 +10,8 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { sleep, useSim } from './helpers.js';
+import { useSim } from './helpers.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 /**
  * The same small scenario through @kubernetes/client-node 1.4's own APIs: kubesim must be
@@ -20,10 +21,7 @@ import { sleep, useSim } from './helpers.js';
 const start = useSim();
 
 async function waitUntil(cond: () => boolean, timeoutMs = 3000): Promise<void> {
-  for (let waited = 0; !cond(); waited += 10) {
-    if (waited > timeoutMs) throw new Error('timed out');
-    await sleep(10);
-  }
+  await pollUntil(conditionOf(cond), cond, (v) => v, { timeoutMs, intervalMs: 10, onError: 'throw' });
 }
 
 /** ApiException.body is the raw response text in 1.4; callers JSON-parse it for reason/message. */

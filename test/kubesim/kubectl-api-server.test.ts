@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
+import { pollUntil } from '../helpers/wait.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The real kubectl 1.32 against kubesim, on what needs more than CRUD: OpenAPI (client-side
@@ -23,7 +25,7 @@ async function kubectl(
   input?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   if ('skip' in tool) throw new Error(tool.skip);
-  const child = run(tool.path, [...baseArgs, ...args], { timeout: 30_000 });
+  const child = run(tool.path, [...baseArgs, ...args], { timeout: budget(30_000) });
   child.child.stdin?.end(input ?? '');
   try {
     const { stdout, stderr } = await child;
@@ -249,7 +251,7 @@ count: 3
       ['template', 'demo', join(dir, 'chart'), '--validate', '--kubeconfig', kubeconfig],
       {
         env,
-        timeout: 30_000,
+        timeout: budget(30_000),
       },
     ).catch((err: { stdout?: string; stderr?: string }) => ({
       stdout: err.stdout ?? '',
@@ -259,7 +261,7 @@ count: 3
     expect(res.stdout).toContain('name: demo-svc');
   });
 
-  it('get -w streams new rows as a real server does', async () => {
+  it('get -w streams new rows as a real server does', { timeout: budget(60_000) }, async () => {
     if ('skip' in tool) return;
     await kubectl(['create', 'namespace', 'watched']);
     const child = spawn(tool.path, [...baseArgs, 'get', 'svc', '-n', 'watched', '-w'], {
@@ -267,10 +269,16 @@ count: 3
     });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-    const waitFor = async (pred: () => boolean, what: string) => {
-      for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 100));
-      if (!pred()) throw new Error(`kubectl -w: no ${what}; output so far: ${out}`);
-    };
+    const waitFor = async (pred: () => boolean, what: string) =>
+      pollUntil(
+        `kubectl -w: ${what}`,
+        () => (pred() ? true : out),
+        (seen) => seen === true,
+        {
+          timeoutMs: 20_000,
+          intervalMs: 100,
+        },
+      );
     try {
       await kubectl(['create', 'service', 'clusterip', 'early', '--tcp=80', '-n', 'watched']);
       await waitFor(() => out.includes('early'), 'initial row');
@@ -285,5 +293,5 @@ count: 3
     expect(rows.find((r) => r[0] === 'late')?.[4]).toBe('81/TCP');
     // Column headers are printed once.
     expect(rows.filter((r) => r[0] === 'NAME')).toHaveLength(1);
-  }, 60_000);
+  });
 });

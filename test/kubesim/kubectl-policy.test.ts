@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The real kubectl 1.32 and helm 3.17 against kubesim on what a chart's admission fence and an
@@ -29,7 +30,7 @@ interface Result {
 }
 
 async function tool(path: string, args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<Result> {
-  const child = run(path, args, { timeout: 60_000, ...(env ? { env } : {}) });
+  const child = run(path, args, { timeout: budget(60_000), ...(env ? { env } : {}) });
   child.child.stdin?.end(input ?? '');
   try {
     const { stdout, stderr } = await child;
@@ -116,7 +117,7 @@ describe.skipIf(skip !== undefined)('kubectl and helm against kubesim: policies,
     await sim.writeKubeconfig(join(dir, 'kubeconfig.yaml'));
     const rbac = await kubectl(['apply', '-f', '-'], controllerRbac);
     if (rbac.code !== 0) throw new Error(rbac.stderr);
-  }, 60_000);
+  }, budget(60_000));
   afterAll(async () => {
     await sim.stop();
   });
@@ -205,52 +206,56 @@ spec: {type: NodePort, ports: [{port: 80}]}
     );
   });
 
-  it('helm installs the policy and binding; the fence then refuses the controller', async () => {
-    const chart = join(dir, 'fence-chart');
-    mkdirSync(join(chart, 'templates'), { recursive: true });
-    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: fence\nversion: 0.1.0\n');
-    writeFileSync(join(chart, 'templates', 'fence.yaml'), fence('{{ .Release.Name }}-fence'));
-    const installed = await helm(['install', 'eb', chart, '-n', 'ops', '--wait', '--timeout', '60s']);
-    expect(installed.stderr).toBe('');
-    expect(installed.stdout).toContain('STATUS: deployed');
-    const got = await kubectl([
-      'get',
-      'validatingadmissionpolicy',
-      'eb-fence',
-      '-o',
-      'jsonpath={.spec.failurePolicy} {.metadata.labels}',
-    ]);
-    expect(got.stdout).toContain('Fail');
-    expect(got.stdout).toContain('"app.kubernetes.io/managed-by":"Helm"');
+  it(
+    'helm installs the policy and binding; the fence then refuses the controller',
+    { timeout: budget(120_000) },
+    async () => {
+      const chart = join(dir, 'fence-chart');
+      mkdirSync(join(chart, 'templates'), { recursive: true });
+      writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: fence\nversion: 0.1.0\n');
+      writeFileSync(join(chart, 'templates', 'fence.yaml'), fence('{{ .Release.Name }}-fence'));
+      const installed = await helm(['install', 'eb', chart, '-n', 'ops', '--wait', '--timeout', '60s']);
+      expect(installed.stderr).toBe('');
+      expect(installed.stdout).toContain('STATUS: deployed');
+      const got = await kubectl([
+        'get',
+        'validatingadmissionpolicy',
+        'eb-fence',
+        '-o',
+        'jsonpath={.spec.failurePolicy} {.metadata.labels}',
+      ]);
+      expect(got.stdout).toContain('Fail');
+      expect(got.stdout).toContain('"app.kubernetes.io/managed-by":"Helm"');
 
-    const refused = await kubectl([
-      'create',
-      'service',
-      'clusterip',
-      'helm-web',
-      '--tcp=80:8080',
-      '-n',
-      'apps',
-      `--as=${CONTROLLER}`,
-    ]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(
-      `services "helm-web" is forbidden: ValidatingAdmissionPolicy 'eb-fence' with binding 'eb-fence' denied request: services must carry app.kubernetes.io/managed-by=endpoint-binder`,
-    );
-    const uninstalled = await helm(['uninstall', 'eb', '-n', 'ops', '--wait']);
-    expect(uninstalled.code).toBe(0);
-    const after = await kubectl([
-      'create',
-      'service',
-      'clusterip',
-      'helm-web',
-      '--tcp=80:8080',
-      '-n',
-      'apps',
-      `--as=${CONTROLLER}`,
-    ]);
-    expect(after.stdout.trim()).toBe('service/helm-web created');
-  }, 120_000);
+      const refused = await kubectl([
+        'create',
+        'service',
+        'clusterip',
+        'helm-web',
+        '--tcp=80:8080',
+        '-n',
+        'apps',
+        `--as=${CONTROLLER}`,
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        `services "helm-web" is forbidden: ValidatingAdmissionPolicy 'eb-fence' with binding 'eb-fence' denied request: services must carry app.kubernetes.io/managed-by=endpoint-binder`,
+      );
+      const uninstalled = await helm(['uninstall', 'eb', '-n', 'ops', '--wait']);
+      expect(uninstalled.code).toBe(0);
+      const after = await kubectl([
+        'create',
+        'service',
+        'clusterip',
+        'helm-web',
+        '--tcp=80:8080',
+        '-n',
+        'apps',
+        `--as=${CONTROLLER}`,
+      ]);
+      expect(after.stdout.trim()).toBe('service/helm-web created');
+    },
+  );
 
   it('auth can-i answers yes or no with the exit codes of a real server, also with --as', async () => {
     const yes = await kubectl(['auth', 'can-i', 'create', 'services', '-n', 'x']);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { deployment, tinyRunner } from './tiny-pods.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * The real kubectl against kubesim's process-backed workloads: `rollout status` reads the
@@ -27,7 +28,7 @@ async function kubectl(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   if ('skip' in tool) throw new Error(tool.skip);
   const child = run(tool.path, ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], {
-    timeout: 90_000,
+    timeout: budget(90_000),
   });
   if (input !== undefined) child.child.stdin?.end(input);
   try {

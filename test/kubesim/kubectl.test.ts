@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
+import { budget } from '../helpers/budget.js';
 
 /** The real kubectl (1.32, client-go) against kubesim: the strongest check that kubesim talks like an API server. */
 const tool = k8sTool('kubectl');
@@ -21,7 +22,7 @@ async function kubectl(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   if ('skip' in tool) throw new Error(tool.skip);
   const child = run(tool.path, ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], {
-    timeout: 20_000,
+    timeout: budget(20_000),
   });
   if (input !== undefined) {
     child.child.stdin?.end(input);

@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { api, createNs, createSvc, openWatch, sleep, svc, useSim } from './helpers.js';
+import { api, createNs, createSvc, openWatch, svc, useSim } from './helpers.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 const start = useSim();
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await fn();
-    if (ok(v)) return v;
-    await sleep(10);
-  }
-  throw new Error('condition not reached');
+  return pollUntil(conditionOf(ok), fn, ok, { timeoutMs, intervalMs: 10, onError: 'throw' });
 }
 
 describe('kubesim namespaces', () => {

@@ -4,6 +4,7 @@ import type { Kubesim } from '../../src/kubesim/index.js';
 import { humanDuration } from '../../src/kubesim/table/duration.js';
 import { tableVersion } from '../../src/kubesim/table/table.js';
 import { api, createNs, svc, useSim, type Loose } from './helpers.js';
+import { budget } from '../helpers/budget.js';
 
 const start = useSim();
 
@@ -311,7 +312,7 @@ describe('kubesim server-side printing (meta.k8s.io Table)', () => {
         });
       });
       req.on('error', reject);
-      setTimeout(() => reject(new Error(`got ${events.length} events`)), 10_000);
+      setTimeout(() => reject(new Error(`got ${events.length} events`)), budget(10_000));
     });
     req.end();
     try {

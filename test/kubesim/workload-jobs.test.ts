@@ -3,6 +3,8 @@ import { BatchV1Api, CoreV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startKubesim, type Kubesim, type PodRunner } from '../../src/kubesim/index.js';
 import { podText } from '../../src/kubesim/workloads/cli-pod-runner.js';
+import { pollUntil } from '../helpers/wait.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * kubesim's Job controller (`runJobs`, what `endpoint-binder kubesim --workloads` turns on): a
@@ -47,74 +49,70 @@ function job(name: string, env: unknown[], backoffLimit = 0): V1Job {
 }
 
 async function until<T>(what: string, read: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await read();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what} (${last instanceof Error ? last.message : 'no error'})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return (await pollUntil(what, read, (v) => v !== undefined, { timeoutMs: ms, intervalMs: 100 })) as T;
 }
 
 describe('kubesim Job controller', () => {
-  it('a pod that exits 0 completes the Job; one that fails beyond backoffLimit fails it with its output', async () => {
-    sim = await startKubesim({ podRunner: runner, runJobs: true });
-    const batch = sim.kubeConfig().makeApiClient(BatchV1Api);
-    const core = sim.kubeConfig().makeApiClient(CoreV1Api);
-    await batch.createNamespacedJob({
-      namespace: 'default',
-      body: job('ok', [
-        { name: 'EXIT_CODE', value: '0' },
-        { name: 'MESSAGE', value: 'fine' },
-      ]),
-    });
-    await batch.createNamespacedJob({
-      namespace: 'default',
-      body: job('bad', [
-        { name: 'EXIT_CODE', value: '3' },
-        { name: 'MESSAGE', value: 'selector: syntax error' },
-      ]),
-    });
-    const conditionOf = (name: string) => async () => {
-      const j = await batch.readNamespacedJobStatus({ namespace: 'default', name });
-      const c = j.status?.conditions?.find((x) => x.type === 'Complete' || x.type === 'Failed');
-      return c ? `${c.type}/${c.reason ?? ''}` : undefined;
-    };
-    expect(await until('ok to finish', conditionOf('ok'))).toBe('Complete/');
-    expect(await until('bad to finish', conditionOf('bad'))).toBe('Failed/BackoffLimitExceeded');
-    const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'job-name=bad' });
-    expect(pods.items).toHaveLength(1);
-    const terminated = pods.items[0]?.status?.containerStatuses?.[0]?.state?.terminated;
-    expect(terminated?.exitCode).toBe(3);
-    expect(terminated?.message).toBe('selector: syntax error');
-  }, 60_000);
-
-  it('a Secret the env needs that does not exist holds the pod in CreateContainerConfigError', async () => {
-    sim = await startKubesim({ podRunner: runner, runJobs: true });
-    const batch = sim.kubeConfig().makeApiClient(BatchV1Api);
-    const core = sim.kubeConfig().makeApiClient(CoreV1Api);
-    await batch.createNamespacedJob({
-      namespace: 'default',
-      body: job('needs-secret', [
-        { name: 'EXIT_CODE', valueFrom: { secretKeyRef: { name: 'creds', key: 'API_KEY' } } },
-      ]),
-    });
-    const waiting = await until('the pod to wait', async () => {
-      const pods = await core.listNamespacedPod({
+  it(
+    'a pod that exits 0 completes the Job; one that fails beyond backoffLimit fails it with its output',
+    { timeout: budget(60_000) },
+    async () => {
+      sim = await startKubesim({ podRunner: runner, runJobs: true });
+      const batch = sim.kubeConfig().makeApiClient(BatchV1Api);
+      const core = sim.kubeConfig().makeApiClient(CoreV1Api);
+      await batch.createNamespacedJob({
         namespace: 'default',
-        labelSelector: 'job-name=needs-secret',
+        body: job('ok', [
+          { name: 'EXIT_CODE', value: '0' },
+          { name: 'MESSAGE', value: 'fine' },
+        ]),
       });
-      const w = pods.items[0]?.status?.containerStatuses?.[0]?.state?.waiting;
-      return w?.reason === 'CreateContainerConfigError' ? w : undefined;
-    });
-    expect(waiting.message).toBe('secret "creds" not found');
-  }, 60_000);
+      await batch.createNamespacedJob({
+        namespace: 'default',
+        body: job('bad', [
+          { name: 'EXIT_CODE', value: '3' },
+          { name: 'MESSAGE', value: 'selector: syntax error' },
+        ]),
+      });
+      const conditionOf = (name: string) => async () => {
+        const j = await batch.readNamespacedJobStatus({ namespace: 'default', name });
+        const c = j.status?.conditions?.find((x) => x.type === 'Complete' || x.type === 'Failed');
+        return c ? `${c.type}/${c.reason ?? ''}` : undefined;
+      };
+      expect(await until('ok to finish', conditionOf('ok'))).toBe('Complete/');
+      expect(await until('bad to finish', conditionOf('bad'))).toBe('Failed/BackoffLimitExceeded');
+      const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'job-name=bad' });
+      expect(pods.items).toHaveLength(1);
+      const terminated = pods.items[0]?.status?.containerStatuses?.[0]?.state?.terminated;
+      expect(terminated?.exitCode).toBe(3);
+      expect(terminated?.message).toBe('selector: syntax error');
+    },
+  );
+
+  it(
+    'a Secret the env needs that does not exist holds the pod in CreateContainerConfigError',
+    { timeout: budget(60_000) },
+    async () => {
+      sim = await startKubesim({ podRunner: runner, runJobs: true });
+      const batch = sim.kubeConfig().makeApiClient(BatchV1Api);
+      const core = sim.kubeConfig().makeApiClient(CoreV1Api);
+      await batch.createNamespacedJob({
+        namespace: 'default',
+        body: job('needs-secret', [
+          { name: 'EXIT_CODE', valueFrom: { secretKeyRef: { name: 'creds', key: 'API_KEY' } } },
+        ]),
+      });
+      const waiting = await until('the pod to wait', async () => {
+        const pods = await core.listNamespacedPod({
+          namespace: 'default',
+          labelSelector: 'job-name=needs-secret',
+        });
+        const w = pods.items[0]?.status?.containerStatuses?.[0]?.state?.waiting;
+        return w?.reason === 'CreateContainerConfigError' ? w : undefined;
+      });
+      expect(waiting.message).toBe('secret "creds" not found');
+    },
+  );
 });
 
 describe("podText (paths into a pod's mounts, listeners on its IP)", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Kubesim } from '../../src/kubesim/index.js';
 import { api, sleep, useSim, type Loose } from './helpers.js';
 import { deployment, PORT, tinyRunner } from './tiny-pods.js';
+import { pollUntil } from '../helpers/wait.js';
 
 /**
  * kubesim's opt-in process-backed workloads against real child processes: a tiny HTTP server per
@@ -15,13 +16,12 @@ const DEPLOYS = '/apis/apps/v1/namespaces/default/deployments';
 const PODS = '/api/v1/namespaces/default/pods';
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, limitMs = 20_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() - t0 > limitMs) throw new Error(`not reached within ${limitMs} ms: ${what}`);
-    await sleep(50);
-  }
+  const v = await pollUntil(what, fn, (x) => x !== undefined, {
+    timeoutMs: limitMs,
+    intervalMs: 50,
+    onError: 'throw',
+  });
+  return v as T;
 }
 
 async function pods(sim: Kubesim): Promise<Loose[]> {

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
+import { budget } from '../helpers/budget.js';
 
 let m: TestMock;
 beforeAll(async () => {
@@ -171,25 +172,29 @@ describe('rate limit', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('closes idle keep-alive and never-used connections at once instead of waiting out the grace period', async () => {
-    const other = await startTestMock({ shutdownGraceMs: 60_000 });
-    await other.client.ipPolicies.create({}); // leaves a pooled keep-alive connection
-    const { port } = new URL(other.url);
-    const silent = connect(Number(port), '127.0.0.1'); // connected, never sends a request
-    await new Promise<void>((resolve) => silent.once('connect', () => resolve()));
-    const closed = new Promise<void>((resolve) => silent.once('close', () => resolve()));
-    await other.close(); // would take 60 s (and time the test out) if idle sockets were waited for
-    await closed;
-  }, 10_000);
+  it(
+    'closes idle keep-alive and never-used connections at once instead of waiting out the grace period',
+    { timeout: budget(10_000) },
+    async () => {
+      const other = await startTestMock({ shutdownGraceMs: 60_000 });
+      await other.client.ipPolicies.create({}); // leaves a pooled keep-alive connection
+      const { port } = new URL(other.url);
+      const silent = connect(Number(port), '127.0.0.1'); // connected, never sends a request
+      await new Promise<void>((resolve) => silent.once('connect', () => resolve()));
+      const closed = new Promise<void>((resolve) => silent.once('close', () => resolve()));
+      await other.close(); // would take 60 s (and time the test out) if idle sockets were waited for
+      await closed;
+    },
+  );
 
-  it('cuts a request still unanswered when the grace period ends', async () => {
+  it('cuts a request still unanswered when the grace period ends', { timeout: budget(10_000) }, async () => {
     const other = await startTestMock({ shutdownGraceMs: 100 });
     await other.admin('POST', '/admin/faults', { status: 503, hang: true });
     const pending = other.raw('GET', '/ip_policies').catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 50));
     await other.close();
     expect(await pending).toBeInstanceOf(Error);
-  }, 10_000);
+  });
 
   it('stops listening after stop()', async () => {
     const other = await startTestMock();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startTestMock, twoAccounts, type TestMock } from '../helpers/mock-api.js';
 import { openSocket, parseRawResponse, rawHttp, readUntilClosed } from './raw-http.js';
+import { conditionOf, pollUntil } from '../helpers/wait.js';
 
 let m: TestMock;
 beforeAll(async () => {
@@ -236,9 +237,9 @@ describe('connections', () => {
 });
 
 async function eventually(check: () => Promise<boolean>, tries = 200): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('condition not met in time');
+  await pollUntil(conditionOf(check), check, (v) => v, {
+    timeoutMs: tries * 25,
+    intervalMs: 25,
+    onError: 'throw',
+  });
 }

@@ -9,6 +9,7 @@ import { eventually, startEnv, type ControllerEnv } from '../controller/env.js';
 import { captured } from '../helpers/capture-io.js';
 import { startLoopbackForwarder } from '../helpers/loopback-forwarder.js';
 import { connectTo, freePort, roundTrip } from '../forwarder/helpers.js';
+import { budget } from '../helpers/budget.js';
 
 /**
  * #19 item 2: the forwarder keeps per-URL data-path health. A live and a dead upstream behind one
@@ -54,7 +55,7 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
     await eventually(() => Object.values(ports).every((p) => fwd.boundPorts().includes(p)), 'listeners');
     await eventually(() => fwd.readiness().ready, 'forwarder ready');
     await eventually(() => ctl.status().counts['projected'] === 3, 'projected');
-  }, 60_000);
+  }, budget(60_000));
   afterAll(async () => {
     vi.restoreAllMocks();
     await fwd?.stop();

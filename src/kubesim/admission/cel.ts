@@ -1,5 +1,6 @@
 import { Environment, ParseError, type ASTNode } from '@marcbachmann/cel-js';
 import { isRecord } from '../types.js';
+import { celChildren } from '../../binding/cel-ast.js';
 
 /**
  * CEL for ValidatingAdmissionPolicies, on @marcbachmann/cel-js (the project's CEL library): the
@@ -157,30 +158,6 @@ function issue(expression: string, pos: number, message: string): string {
   return `ERROR: <input>:${line}:${col}: ${message}\n | ${text}\n | ${'.'.repeat(Math.max(0, col - 1))}^`;
 }
 
-function children(node: ASTNode): ASTNode[] {
-  switch (node.op) {
-    case 'value':
-    case 'id':
-      return [];
-    case '.':
-    case '.?':
-      return [node.args[0]];
-    case 'call':
-      return [...node.args[1]];
-    case 'rcall':
-      return [node.args[1], ...node.args[2]];
-    case 'list':
-      return [...node.args];
-    case 'map':
-      return node.args.flat();
-    case '!_':
-    case '-_':
-      return [node.args];
-    default:
-      return [...node.args];
-  }
-}
-
 /**
  * What cel-js would accept but a real server's environment does not declare: `params` without a
  * paramKind, and `authorizer` (kubesim has no authorizer library). The first one found, as cel-go
@@ -198,7 +175,7 @@ function undeclared(expression: string, root: ASTNode, opts: CompileOptions): st
         node.start,
         "undeclared reference to 'authorizer' (in container '') (kubesim does not provide the authorizer library)",
       );
-    stack.push(...children(node));
+    stack.push(...celChildren(node));
   }
   return undefined;
 }
