@@ -445,6 +445,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         since: new Date(c.since).toISOString(),
         ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
       })),
+      leftBehind: {
+        count: reconciler.leftBehindAliases.length,
+        aliases: reconciler.leftBehindAliases.map((a) => ({ ...a })),
+      },
       endpoints: statuses.map((s) => ({ ...s })),
     };
   };

@@ -14,6 +14,8 @@ import { nextReservations, reservedPorts, type Reservation } from '../binding/po
 import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { InternalRecordBook } from './internal-record-book.js';
+import { LeftBehindAliases } from './left-behind-aliases.js';
+import type { LeftBehindAlias } from '../binding/left-behind.js';
 import { NameLookup, freedWithinGrace, splitKey } from './name-lookup.js';
 import { recordPassMetrics } from './pass-metrics.js';
 import { ReportedOnce } from './reported-once.js';
@@ -165,12 +167,14 @@ export class Reconciler {
    */
   private eventStates: Map<string, ProjectionState> | undefined;
   private readonly internalRecord: InternalRecordBook;
+  private readonly leftBehind: LeftBehindAliases;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.clock = o.clock ?? systemClock;
     this.internalRecord = new InternalRecordBook(o.log, o.internalRecord);
+    this.leftBehind = new LeftBehindAliases(o.log);
     this.unanchored = new ReportedOnce((key, svc) => {
       if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
         o.log.warn(
@@ -194,6 +198,11 @@ export class Reconciler {
 
   get statuses(): readonly EndpointStatus[] {
     return this.current;
+  }
+
+  /** Aliases of this install's form that no live projection backs (`/status`'s `leftBehind`). */
+  get leftBehindAliases(): readonly LeftBehindAlias[] {
+    return this.leftBehind.list;
   }
 
   /** The Services the last pass wanted, by `namespace/name` (what observed status compares the caches with). */
@@ -489,6 +498,19 @@ export class Reconciler {
       outcomes,
       recorded,
       wroteAhead,
+    });
+    await this.leftBehind.afterPass({
+      now: snap.takenAt,
+      leader: snap.leader,
+      isLeader: this.o.isLeader,
+      operatorNamespace: config.identity.operatorNamespace,
+      trusted: anchored.trusted,
+      unanchored: anchored.unanchored,
+      lostLabel: snap.cluster.lostLabel,
+      outcomes,
+      api: this.o.api,
+      signal,
+      onWrite: (result) => metrics.kubeWrites.inc({ op: 'relabel', result }),
     });
     await this.report(
       snap,
