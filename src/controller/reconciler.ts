@@ -15,6 +15,7 @@ import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { InternalRecordBook } from './internal-record-book.js';
 import { LeftBehindAliases } from './left-behind-aliases.js';
+import { EventPacer } from './event-pacer.js';
 import type { LeftBehindAlias } from '../binding/left-behind.js';
 import { NameLookup, freedWithinGrace, splitKey } from './name-lookup.js';
 import { recordPassMetrics } from './pass-metrics.js';
@@ -166,8 +167,13 @@ export class Reconciler {
    * report as leader (that one is checked against what the cluster already shows).
    */
   private eventStates: Map<string, ProjectionState> | undefined;
+  /** A report as leader over a complete listing happened this term (later ones need no check). */
+  private eventsSettled = false;
+  /** The Events already in the cluster, read once per term while reports are checked. */
+  private reportedEvents: ReadonlySet<string> | undefined;
   private readonly internalRecord: InternalRecordBook;
   private readonly leftBehind: LeftBehindAliases;
+  private readonly pacer: EventPacer;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
 
@@ -175,6 +181,14 @@ export class Reconciler {
     this.clock = o.clock ?? systemClock;
     this.internalRecord = new InternalRecordBook(o.log, o.internalRecord);
     this.leftBehind = new LeftBehindAliases(o.log);
+    // The recorder queues 256 at most; state Events wait here for room, write Events go directly.
+    this.pacer = new EventPacer({
+      pending: () => o.recorder?.pending ?? 0,
+      room: 200,
+      send: (e) => this.send(e),
+      isLeader: o.isLeader,
+      clock: this.clock,
+    });
     this.unanchored = new ReportedOnce((key, svc) => {
       if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
         o.log.warn(
@@ -810,20 +824,26 @@ export class Reconciler {
     // shows (the Services' state labels, the Events there), so a restart re-sends nothing.
     let events: readonly EventDecision[] = [];
     if (snap.leader) {
-      const first = this.eventStates === undefined;
+      // Until a report over a complete listing, endpoints arrive page by page: each is new to
+      // this process but maybe not to the cluster, so every report until then is checked.
+      const checking = this.eventStates === undefined || !this.eventsSettled;
       const covered = stateChanges(this.eventStates ?? new Map(), statuses, desired.services);
       this.eventStates = covered.next;
       events = covered.events;
-      if (first && events.length > 0) {
-        const reported = await this.readReportedEvents(signal);
-        events = unreportedOnly(events, statuses, snap.cluster.owned, reported);
+      if (checking && events.length > 0) {
+        this.reportedEvents ??= await this.readReportedEvents(signal);
+        events = unreportedOnly(events, statuses, snap.cluster.owned, this.reportedEvents);
       }
-    } else this.eventStates = undefined;
-    let sent = 0;
-    for (const e of events) {
-      if (++sent % 500 === 0) await yieldToEventLoop();
-      this.send(e);
+      if (snap.feed.complete) {
+        this.eventsSettled = true;
+        this.reportedEvents = undefined;
+      }
+    } else {
+      this.eventStates = undefined;
+      this.eventsSettled = false;
+      this.reportedEvents = undefined;
     }
+    this.pacer.push(events, signal);
 
     const succeeded = (o: ApplyOutcome): boolean =>
       o.result === 'created' || o.result === 'updated' || o.result === 'deleted';
