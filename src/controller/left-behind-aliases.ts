@@ -19,6 +19,11 @@ export class LeftBehindAliases {
   private proven = new Map<string, number>();
   /** uid → the resourceVersion this process replaced (the cache may still show that object). */
   private readonly relabelled = new Map<string, string>();
+  /**
+   * uid → the resourceVersion whose relabel was refused (not a Conflict: a fence that forbids
+   * writing a Service without our managed-by label, RBAC), and why; not tried again until it changes.
+   */
+  private readonly refused = new Map<string, { rv: string; error: string }>();
   private current: LeftBehindAlias[] = [];
   private readonly reported: ReportedOnce<LeftBehindAlias>;
 
@@ -52,13 +57,18 @@ export class LeftBehindAliases {
       provenAliasUids: new Set(this.proven.keys()),
       operatorNamespace: p.operatorNamespace,
     });
-    this.current = found.aliases;
+    this.current = found.aliases.map((a) => {
+      const svc = p.lostLabel.find((s) => s.metadata.namespace === a.namespace && s.metadata.name === a.name);
+      const no = svc?.metadata.uid !== undefined ? this.refused.get(svc.metadata.uid) : undefined;
+      return no ? { ...a, reason: `${a.reason}; its state label could not be changed: ${no.error}` } : a;
+    });
     this.reported.seen(found.aliases.map((a) => [`${a.namespace}/${a.name}`, a] as const));
     if (!p.leader) return;
     for (const svc of found.relabel) {
       const uid = svc.metadata.uid!;
       // The cache still shows the object this process replaced: the write is done.
       if (this.relabelled.get(uid) === svc.metadata.resourceVersion) continue;
+      if (this.refused.get(uid)?.rv === svc.metadata.resourceVersion) continue;
       if (p.signal.aborted || !p.isLeader()) return;
       try {
         await p.api.replace(relabelledLeftBehind(svc), p.signal);
@@ -67,8 +77,12 @@ export class LeftBehindAliases {
         this.log.info({ service: keyOf(svc), uid }, 'left-behind alias relabelled');
       } catch (err) {
         // A Conflict: it changed since we saw it; the watch brings the new object and a pass.
-        p.onWrite(isConflict(err) ? 'conflict' : 'error');
-        this.log.warn({ service: keyOf(svc), error: describeError(err) }, 'left-behind alias not relabelled');
+        // Anything else is not retried for this version of the object (a refusal stays one).
+        const conflict = isConflict(err);
+        p.onWrite(conflict ? 'conflict' : 'error');
+        const error = describeError(err);
+        if (!conflict) this.refused.set(uid, { rv: svc.metadata.resourceVersion ?? '', error: error.err });
+        this.log.warn({ service: keyOf(svc), error }, 'left-behind alias not relabelled');
       }
     }
   }
@@ -101,5 +115,6 @@ export class LeftBehindAliases {
     for (const [uid, at] of this.proven) if (p.now - at > FORGET_AFTER_MS) this.proven.delete(uid);
     const live = new Set(p.lostLabel.map((s) => s.metadata.uid));
     for (const uid of this.relabelled.keys()) if (!live.has(uid)) this.relabelled.delete(uid);
+    for (const uid of this.refused.keys()) if (!live.has(uid)) this.refused.delete(uid);
   }
 }

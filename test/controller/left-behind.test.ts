@@ -10,6 +10,7 @@ import {
 import { LEFT_BEHIND_STATE } from '../../src/binding/left-behind.js';
 import { StatusDocumentSchema } from '../../src/controller/status.js';
 import { kinds, type Service } from '../../src/kube/index.js';
+import { api } from '../kubesim/helpers.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
 
 /**
@@ -167,5 +168,60 @@ describe('controller: aliases left behind', () => {
         `${name} written`,
       ).toBe(0);
     expect((await e.service('prod', 'fake'))?.metadata.labels?.[STATE_LABEL]).toBe('projected');
+  });
+
+  it('under a fence that forbids writing a Service without our managed-by label, the relabel is refused once, not retried, and /status says so', async () => {
+    env = await startEnv();
+    const e = env;
+    const ctl = await e.startController({ identity: 'a' });
+    await e.createEndpoint('http://web.prod');
+    await eventually(() => ctl.status().counts['projected'] === 1, 'projected');
+    // The chart's fence, reduced to its rule that matters here: an update of a Service whose old
+    // object lacks managed-by=endpoint-binder is refused (for everyone in this test).
+    const ADM = '/apis/admissionregistration.k8s.io/v1';
+    const rule = { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['services'] };
+    const policy = await api(e.sim, 'POST', `${ADM}/validatingadmissionpolicies`, {
+      metadata: { name: 'fence' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [rule] },
+        validations: [
+          {
+            expression: `has(oldObject.metadata.labels) && '${MANAGED_BY_LABEL}' in oldObject.metadata.labels`,
+            reason: 'Forbidden',
+            message: 'fence: this Service does not carry the ownership labels',
+          },
+        ],
+      },
+    });
+    expect(policy.status).toBe(201);
+    const binding = await api(e.sim, 'POST', `${ADM}/validatingadmissionpolicybindings`, {
+      metadata: { name: 'fence-binding' },
+      spec: { policyName: 'fence', validationActions: ['Deny'] },
+    });
+    expect(binding.status).toBe(201);
+
+    const alias = (await e.service('prod', 'web'))!;
+    await e.kube.replace(kinds.service, {
+      ...alias,
+      metadata: { ...alias.metadata, labels: without(alias.metadata.labels, MANAGED_BY_LABEL) },
+    });
+    e.sim.clearAudit();
+    const listed = await eventually(
+      () =>
+        ctl
+          .status()
+          .leftBehind?.aliases.find((a) => a.name === 'web' && /could not be changed/.test(a.reason)),
+      'listed with the refusal',
+    );
+    expect(listed.reason).toMatch(/fence: this Service does not carry the ownership labels/);
+    // Passes go on (other endpoints come); the refused write is not sent again.
+    for (let i = 0; i < 3; i++) {
+      await e.createEndpoint(`http://other-${i}.prod`);
+      await eventually(() => ctl.status().counts['projected'] === i + 1, `other-${i} projected`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(requests(e, 'update', 'prod', 'web'), 'one refused attempt').toBe(1);
+    expect((await e.service('prod', 'web'))?.metadata.labels?.[STATE_LABEL]).toBe('projected');
   });
 });
