@@ -128,6 +128,17 @@ async function controllerFor(
   });
 }
 
+/** A bench-side watch of the Services carrying the managed-by label (not started). */
+function ownedServicesCache(env: Env) {
+  return createCache<Service>({
+    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
+    path: collectionPath(kinds.service),
+    labelSelector: `${MANAGED_BY_LABEL}=endpoint-binder`,
+    schema: kinds.service.schema,
+    logger: silentLogger(),
+  });
+}
+
 /** Owned Services as a bench-side watch sees them, with the time each endpoint got both. */
 function servicesWatch(env: Env): {
   count: () => number;
@@ -137,13 +148,7 @@ function servicesWatch(env: Env): {
   stop: () => Promise<void>;
   synced: Promise<void>;
 } {
-  const cache = createCache<Service>({
-    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
-    path: collectionPath(kinds.service),
-    labelSelector: `${MANAGED_BY_LABEL}=endpoint-binder`,
-    schema: kinds.service.schema,
-    logger: silentLogger(),
-  });
+  const cache = ownedServicesCache(env);
   const internalAt = new Map<string, number>();
   const aliasOf = new Map<string, string>(); // alias key -> endpoint ids joined
   const bothAt = new Map<string, number>();
@@ -408,13 +413,7 @@ async function statusLatency(ctl: Controller): Promise<Record<string, number>> {
  */
 async function restartWrites(env: Env, ctl: Controller, n: number): Promise<Record<string, number>> {
   let events = 0;
-  const cache = createCache<Service>({
-    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
-    path: collectionPath(kinds.service),
-    labelSelector: `${MANAGED_BY_LABEL}=endpoint-binder`,
-    schema: kinds.service.schema,
-    logger: silentLogger(),
-  });
+  const cache = ownedServicesCache(env);
   for (const ev of ['add', 'update', 'delete'] as const) cache.on(ev, () => events++);
   cache.start();
   await cache.waitForSync();

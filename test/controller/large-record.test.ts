@@ -77,6 +77,18 @@ describe('controller: a full install record at scale, and a restart', () => {
     return c;
   };
 
+  /** Leading, ready, and every endpoint in its expected state. */
+  const settled = (c: Controller): boolean => {
+    const counts = c.status().counts;
+    return (
+      c.isLeader() &&
+      c.isReady() &&
+      counts['projected'] === CAP &&
+      counts['record-full'] === WANTED - CAP &&
+      counts['invalid-url'] === PROBLEMS
+    );
+  };
+
   /** Counts add/update/delete events of a kind, as a watch of the API server sees them. */
   const counter = async (kind: typeof kinds.service | typeof kinds.event) => {
     let n = 0;
@@ -124,14 +136,12 @@ describe('controller: a full install record at scale, and a restart', () => {
 
       const first = await start('first');
       await waitFor(
-        () =>
-          first.isLeader() &&
-          first.isReady() &&
-          first.status().counts['projected'] === CAP &&
-          first.status().counts['record-full'] === WANTED - CAP &&
-          first.status().counts['invalid-url'] === PROBLEMS,
+        () => settled(first),
         `${CAP} projected, ${WANTED - CAP} record-full, ${PROBLEMS} invalid-url`,
-        { timeoutMs: 900_000, intervalMs: 2000 },
+        {
+          timeoutMs: 900_000,
+          intervalMs: 2000,
+        },
       );
       const services = await counter(kinds.service);
       const ours = (): number =>
@@ -157,16 +167,10 @@ describe('controller: a full install record at scale, and a restart', () => {
       await first.stop();
       const logs = captureLogs('info');
       const next = await start('next', logs.logger);
-      await waitFor(
-        () =>
-          next.isLeader() &&
-          next.isReady() &&
-          next.status().counts['projected'] === CAP &&
-          next.status().counts['record-full'] === WANTED - CAP &&
-          next.status().counts['invalid-url'] === PROBLEMS,
-        'the same states after the restart',
-        { timeoutMs: 600_000, intervalMs: 2000 },
-      );
+      await waitFor(() => settled(next), 'the same states after the restart', {
+        timeoutMs: 600_000,
+        intervalMs: 2000,
+      });
       await new Promise((r) => setTimeout(r, 5000));
       const distrusted = logs.lines.filter((l) => l['msg'] === DISTRUST).length;
       expect(distrusted, 'internal Services distrusted after the restart').toBe(0);
