@@ -57,6 +57,8 @@ export interface ControllerOptions {
   poll?: { baseDelayMs: number; maxDelayMs: number };
   /** How many internal Services the install record lists at most (tests lower it). */
   recordCapacity?: number;
+  /** Creates per pass at most (one write-ahead record write); tests lower it. */
+  intentsPerPass?: number;
   random?: () => number;
   /** Time, sleeps and randomness (tests); `random` above overrides its randomness. */
   clock?: Clock;
@@ -300,6 +302,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onCaughtUp: () => resolveCaughtUp(),
     internalRecord: installRecord,
     ...(opts.recordCapacity !== undefined ? { recordCapacity: opts.recordCapacity } : {}),
+    ...(opts.intentsPerPass !== undefined ? { intentsPerPass: opts.intentsPerPass } : {}),
     reportedEvents: async (sig) => {
       const { items } = await listAll({
         transport,

@@ -14,6 +14,7 @@ import { nextReservations, reservedPorts, type Reservation } from '../binding/po
 import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { InternalRecordBook } from './internal-record-book.js';
+import { createsInPairs } from '../binding/create-order.js';
 import { LeftBehindAliases } from './left-behind-aliases.js';
 import { EventPacer } from './event-pacer.js';
 import type { LeftBehindAlias } from '../binding/left-behind.js';
@@ -114,6 +115,8 @@ export interface ReconcilerOptions {
   reportedEvents?: (signal: AbortSignal) => Promise<ReadonlySet<string>>;
   /** How many internal Services the install record lists at most (default MAX_RECORDED_INTERNAL_SERVICES; tests lower it). */
   recordCapacity?: number;
+  /** Write-ahead entries per record write, and so creates per pass (default 4,000; tests lower it). */
+  intentsPerPass?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
   /**
@@ -422,15 +425,17 @@ export class Reconciler {
     // process dies at. One record write; when it fails the creates wait for a later pass.
     let wroteAhead: string[] = [];
     if (snap.leader) {
-      let creates = ready
-        .filter((a) => a.op === 'create' || a.op === 'recreate')
-        .map((a) => a.key)
-        .filter((key) => !recorded.intents.has(key));
+      // Aliases before the internal Services that name them: a cut below leaves no internal
+      // Service created ahead of its alias (that would cost it a second write, for the uid).
+      let creates = createsInPairs(ready, config.identity.operatorNamespace).filter(
+        (key) => !recorded.intents.has(key),
+      );
       // One record write carries at most this many entries (~40 bytes each, far below a
       // ConfigMap's 1 MiB with the uid list beside them); the rest wait for the next pass.
-      if (creates.length > MAX_INTENTS_PER_PASS) {
-        const later = new Set(creates.slice(MAX_INTENTS_PER_PASS));
-        creates = creates.slice(0, MAX_INTENTS_PER_PASS);
+      const perPass = this.o.intentsPerPass ?? MAX_INTENTS_PER_PASS;
+      if (creates.length > perPass) {
+        const later = new Set(creates.slice(perPass));
+        creates = creates.slice(0, perPass);
         ready = ready.filter((a) => !later.has(a.key));
         this.o.queue.requestPass();
       }
