@@ -155,6 +155,8 @@ export class Reconciler {
   private current: EndpointStatus[] = [];
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
+  /** Keys whose `writtenUids` entry is a Service this process deleted (dropped once it is gone). */
+  private readonly deletedKept = new Set<string>();
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
@@ -313,6 +315,12 @@ export class Reconciler {
     const snap = this.read(this.clock.now());
     const config = this.o.config();
     const recorded = this.internalRecord.read(snap.cluster.installRecord, config.identity);
+    for (const key of this.deletedKept) {
+      const live = snap.cluster.owned.get(key);
+      if (live?.metadata.uid === this.writtenUids.get(key)) continue;
+      this.deletedKept.delete(key);
+      if (!live) this.writtenUids.delete(key);
+    }
 
     // Pure: project and plan.
     const t0 = performance.now();
@@ -648,6 +656,11 @@ export class Reconciler {
       if (out.result === 'created' || out.result === 'updated') {
         const uid = out.object.metadata.uid;
         if (uid !== undefined) this.writtenUids.set(key, uid);
+      } else if (out.result === 'deleted' && out.deleted.metadata.uid !== undefined) {
+        // This process deleted that very object: while a finalizer holds it, it stays ours (its
+        // delete is waited on, reported `deleting`), not a labelled Service nothing proves.
+        this.writtenUids.set(key, out.deleted.metadata.uid);
+        this.deletedKept.add(key);
       } else if (out.result === 'deleted' || out.result === 'foreign') {
         this.writtenUids.delete(key);
       }
