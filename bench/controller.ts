@@ -9,7 +9,9 @@
  *  2. convergence of N endpoints over 100 namespaces from an empty cluster, as a ratio to creating
  *     the same Services directly against kubesim with the same concurrency, in the same run (the
  *     direct run before and after the controller's, the ratio to their mean);
- *  3. a full resync of the largest N unchanged: Kubernetes writes, CPU time, controller RSS.
+ *  3. a full resync of the largest N unchanged: Kubernetes writes, CPU time, controller RSS;
+ *     then, at that size, `/status` over HTTP (20 GETs, to the last byte) and a restart (a new
+ *     leader over the converged cluster: Service writes seen by a bench-side watch, time to ready).
  *
  *   npm run bench:controller [-- --latency 200 --sizes 1000,5000,10000 --concurrency 16 --target real]
  *   BENCH_CPU_PROF=<dir> also writes <dir>/convergence-<n>.cpuprofile and <dir>/resync.cpuprofile
@@ -126,6 +128,17 @@ async function controllerFor(
   });
 }
 
+/** A bench-side watch of the Services carrying the managed-by label (not started). */
+function ownedServicesCache(env: Env) {
+  return createCache<Service>({
+    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
+    path: collectionPath(kinds.service),
+    labelSelector: `${MANAGED_BY_LABEL}=endpoint-binder`,
+    schema: kinds.service.schema,
+    logger: silentLogger(),
+  });
+}
+
 /** Owned Services as a bench-side watch sees them, with the time each endpoint got both. */
 function servicesWatch(env: Env): {
   count: () => number;
@@ -135,13 +148,7 @@ function servicesWatch(env: Env): {
   stop: () => Promise<void>;
   synced: Promise<void>;
 } {
-  const cache = createCache<Service>({
-    kubeConfig: kubeConfigFrom({ kubeconfigPath: env.info.kubeconfig }),
-    path: collectionPath(kinds.service),
-    labelSelector: `${MANAGED_BY_LABEL}=endpoint-binder`,
-    schema: kinds.service.schema,
-    logger: silentLogger(),
-  });
+  const cache = ownedServicesCache(env);
   const internalAt = new Map<string, number>();
   const aliasOf = new Map<string, string>(); // alias key -> endpoint ids joined
   const bothAt = new Map<string, number>();
@@ -336,6 +343,13 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     listingsNow = 0;
     await waitUntil(() => listingsOk(ctl) >= 2, 10_000).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 500));
+    // The convergence's last install-record write brings one more pass (no writes, ~1 s of CPU
+    // at 10,000): wait until no pass has started for a second, so the resync is measured alone.
+    for (let quiet = false, i = 0; !quiet && i < 30; i++) {
+      const before = ctl.passCount();
+      await new Promise((r) => setTimeout(r, 1000));
+      quiet = ctl.passCount() === before;
+    }
     // Status is computed when asked: asked once here, the last pass's share of it stays outside.
     ctl.status();
     global.gc?.();
@@ -361,7 +375,9 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
       heap_used_mib: Number((process.memoryUsage().heapUsed / 1048576).toFixed(1)),
     };
   }
-  await ctl.stop();
+  const statusReport = resync ? await statusLatency(ctl) : undefined;
+  const restartReport = resync ? await restartWrites(env, ctl, n) : undefined;
+  if (!restartReport) await ctl.stop();
   await env.stop();
   const directAfter = await baseline(n);
   const baselineMs = (directBefore + directAfter) / 2;
@@ -374,7 +390,59 @@ async function convergence(n: number, resync: boolean): Promise<Record<string, u
     direct_runs_ms: [ms(directBefore), ms(directAfter)],
     ratio: Number((controllerMs / baselineMs).toFixed(3)),
     ...(resyncReport ? { resync: resyncReport } : {}),
+    ...(statusReport ? { status: statusReport } : {}),
+    ...(restartReport ? { restart: restartReport } : {}),
   };
+}
+
+/**
+ * `/status` over HTTP at the converged size, as `endpoint-binder status` and `check` read it:
+ * 20 GETs one after another, each timed to the last byte of the body.
+ */
+async function statusLatency(ctl: Controller): Promise<Record<string, number>> {
+  const samples: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < 20; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${ctl.url}/status`);
+    const body = await res.arrayBuffer();
+    samples.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`/status answered ${res.status}`);
+    bytes = body.byteLength;
+  }
+  return { ...summary(samples), body_bytes: bytes };
+}
+
+/**
+ * A restart over the converged cluster: the leader stops, a new process leads; Service writes
+ * counted by a bench-side watch of the API server (and the new controller's own counter), and the
+ * time until it is ready with every endpoint projected.
+ */
+async function restartWrites(env: Env, ctl: Controller, n: number): Promise<Record<string, number>> {
+  let events = 0;
+  const cache = ownedServicesCache(env);
+  for (const ev of ['add', 'update', 'delete'] as const) cache.on(ev, () => events++);
+  cache.start();
+  await cache.waitForSync();
+  const seen = events;
+  await ctl.stop();
+  const t0 = performance.now();
+  const next = await controllerFor(env, { concurrency: args.concurrency });
+  await waitUntil(
+    () => next.isLeader() && next.isReady() && next.status().counts['projected'] === n,
+    600_000,
+    CONVERGENCE_POLL_MS,
+  );
+  const readyMs = performance.now() - t0;
+  await new Promise((r) => setTimeout(r, 2000));
+  const report = {
+    ready_ms: ms(readyMs),
+    service_writes_seen_by_watch: events - seen,
+    controller_kube_writes: await writes(next),
+  };
+  await next.stop();
+  await cache.stop();
+  return report;
 }
 
 /**

@@ -153,6 +153,12 @@ export function estimateSelectorCost(root: ASTNode, budget = SELECTOR_COST_BUDGE
           const len = r.len * r.elem + Math.max(0, r.len - 1) * argLen;
           return note(node, { cost: r.cost + argCost + len, len, elem: 1 });
         }
+        // Encodings grow their receiver: the next function walks the grown value.
+        if (fn === 'hex') return note(node, { cost: r.cost + 2 * r.len + 1, len: 2 * r.len, elem: 1 });
+        if (fn === 'base64') {
+          const len = 4 * Math.ceil(r.len / 3);
+          return note(node, { cost: r.cost + len + 1, len, elem: 1 });
+        }
         if (fn === 'replace') {
           const len = r.len * Math.max(1, args[1]?.len ?? 1);
           return note(node, { cost: r.cost + argCost + len, len, elem: 1 });
@@ -167,7 +173,9 @@ export function estimateSelectorCost(root: ASTNode, budget = SELECTOR_COST_BUDGE
       }
       case 'call': {
         const args = node.args[1].map((a) => walk(a, scope));
-        const len = args.reduce((n, e) => n + e.len, 0);
+        const sum = args.reduce((n, e) => n + e.len, 0);
+        // `bytes(string)` encodes UTF-8: up to 3 bytes per character (UTF-16 unit) it is given.
+        const len = node.args[0] === 'bytes' ? 3 * sum : sum;
         return note(node, {
           cost: 1 + args.reduce((n, e) => n + e.cost, 0) + len,
           len: Math.max(1, len),

@@ -1,5 +1,14 @@
 import type { Registry } from 'prom-client';
-import { ownershipSelector, type InstallIdentity } from '../binding/identity.js';
+import {
+  INSTANCE_LABEL,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  OPERATOR_NAMESPACE_LABEL,
+  ownershipSelector,
+  ROLE_ALIAS,
+  ROLE_LABEL,
+  type InstallIdentity,
+} from '../binding/identity.js';
 import { installRecordName } from '../binding/install-record.js';
 import type { NamespacePhase } from '../binding/types.js';
 import {
@@ -68,6 +77,18 @@ export interface ClusterSnapshot {
   pending: ReadonlyMap<string, PendingWrite>;
   /** The install record ConfigMap as watched (undefined: none), with its list of internal Services. */
   installRecord: ConfigMap | undefined;
+  /** Aliases with this install's labels except `managed-by` (left behind; binding/left-behind.ts). */
+  lostLabel: readonly Service[];
+}
+
+/** This install's alias labels with `managed-by` absent or changed (`!=` matches an absent label too). */
+export function lostLabelSelector(id: InstallIdentity): string {
+  return [
+    `${INSTANCE_LABEL}=${id.release}`,
+    `${OPERATOR_NAMESPACE_LABEL}=${id.operatorNamespace}`,
+    `${ROLE_LABEL}=${ROLE_ALIAS}`,
+    `${MANAGED_BY_LABEL}!=${MANAGED_BY_VALUE}`,
+  ].join(',');
 }
 
 const PENDING_TTL_MS = 30_000;
@@ -103,11 +124,17 @@ export class ClusterState {
    * Services within moments of its write (a follower, a replica that just started or leads).
    */
   readonly installRecord: Cache<ConfigMap>;
+  /**
+   * Aliases that carry this install's labels except `managed-by` (someone removed it): never
+   * written as ours, but listed in `/status` as left behind and, when provably ours, relabelled.
+   */
+  readonly lostLabel: Cache<Service>;
   private readonly recordKey: string;
   private readonly recordNamespace: string;
   private readonly pending = new Map<string, PendingWrite>();
   private readonly names = new Map<string, NameRecord>();
   private readonly pendingTtlMs: number;
+  private readonly onChange: () => void;
 
   constructor(opts: {
     transport: KubeTransport;
@@ -121,6 +148,7 @@ export class ClusterState {
     pendingTtlMs?: number;
   }) {
     this.pendingTtlMs = opts.pendingTtlMs ?? PENDING_TTL_MS;
+    this.onChange = opts.onChange;
     const common = {
       transport: opts.transport,
       logger: opts.log,
@@ -149,6 +177,13 @@ export class ClusterState {
       fieldSelector: `metadata.name=${this.recordKey}`,
       schema: kinds.configMap.schema,
     });
+    this.lostLabel = createCache({
+      ...common,
+      name: 'left-behind-aliases',
+      path: collectionPath(kinds.service),
+      labelSelector: lostLabelSelector(opts.identity),
+      schema: kinds.service.schema,
+    });
     const changed = (): void => opts.onChange();
     for (const cache of this.caches()) {
       cache.on('add', changed);
@@ -158,11 +193,23 @@ export class ClusterState {
   }
 
   private caches(): Cache<Service | Namespace | ConfigMap>[] {
-    return [this.services, this.namespaces, this.installRecord] as Cache<Service | Namespace | ConfigMap>[];
+    return [this.services, this.namespaces, this.installRecord, this.lostLabel] as Cache<
+      Service | Namespace | ConfigMap
+    >[];
   }
 
   start(): void {
-    for (const cache of this.caches()) cache.start();
+    for (const cache of this.caches()) {
+      cache.start();
+      // A cache that lists nothing emits no event: the last one to sync must still ask for the
+      // first pass (a pass before every cache synced does nothing).
+      cache.waitForSync().then(
+        () => {
+          if (this.synced) this.onChange();
+        },
+        () => undefined,
+      );
+    }
   }
 
   async stop(): Promise<void> {
@@ -279,6 +326,7 @@ export class ClusterState {
       names: new Map(this.names),
       pending: new Map(this.pending),
       installRecord: this.installRecord.get(this.recordNamespace, this.recordKey),
+      lostLabel: this.lostLabel.list(),
     };
   }
 

@@ -59,6 +59,8 @@ export interface ControllerOptions {
   poll?: { baseDelayMs: number; maxDelayMs: number };
   /** How many internal Services the install record lists at most (tests lower it). */
   recordCapacity?: number;
+  /** Creates per pass at most (one write-ahead record write); tests lower it. */
+  intentsPerPass?: number;
   random?: () => number;
   /** Time, sleeps and randomness (tests); `random` above overrides its randomness. */
   clock?: Clock;
@@ -307,6 +309,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     onCaughtUp: () => resolveCaughtUp(),
     internalRecord: installRecord,
     ...(opts.recordCapacity !== undefined ? { recordCapacity: opts.recordCapacity } : {}),
+    ...(opts.intentsPerPass !== undefined ? { intentsPerPass: opts.intentsPerPass } : {}),
     reportedEvents: async (sig) => {
       const { items } = await listAll({
         transport,
@@ -465,6 +468,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
         since: new Date(c.since).toISOString(),
         ...(c.lastError !== undefined ? { lastError: c.lastError } : {}),
       })),
+      leftBehind: {
+        count: reconciler.leftBehindAliases.length,
+        aliases: reconciler.leftBehindAliases.map((a) => ({ ...a })),
+      },
       ...(config.bindings.enabled ? { dataPath: dataPathDocument(paths) } : {}),
       endpoints: statuses.map((s) =>
         config.bindings.enabled ? { ...s, dataPath: dataPathCell(s, paths, now) } : { ...s },

@@ -14,6 +14,10 @@ import { nextReservations, reservedPorts, type Reservation } from '../binding/po
 import { projectInChunks } from '../binding/project.js';
 import type { EndpointSelector } from '../binding/selector.js';
 import { InternalRecordBook } from './internal-record-book.js';
+import { createsInPairs } from '../binding/create-order.js';
+import { LeftBehindAliases } from './left-behind-aliases.js';
+import { EventPacer } from './event-pacer.js';
+import type { LeftBehindAlias } from '../binding/left-behind.js';
 import { NameLookup, freedWithinGrace, splitKey } from './name-lookup.js';
 import { recordPassMetrics } from './pass-metrics.js';
 import { ReportedOnce } from './reported-once.js';
@@ -111,6 +115,8 @@ export interface ReconcilerOptions {
   reportedEvents?: (signal: AbortSignal) => Promise<ReadonlySet<string>>;
   /** How many internal Services the install record lists at most (default MAX_RECORDED_INTERNAL_SERVICES; tests lower it). */
   recordCapacity?: number;
+  /** Write-ahead entries per record write, and so creates per pass (default 4,000; tests lower it). */
+  intentsPerPass?: number;
   /** Called once, when the first pass over a complete listing is done. */
   onCaughtUp?: () => void;
   /**
@@ -149,6 +155,8 @@ export class Reconciler {
   private current: EndpointStatus[] = [];
   /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
   private readonly writtenUids = new Map<string, string>();
+  /** Keys whose `writtenUids` entry is a Service this process deleted (dropped once it is gone). */
+  private readonly deletedKept = new Set<string>();
   private planned: ReadonlyMap<string, Service> = new Map();
   private passes = 0;
   private appliedComplete = false;
@@ -164,13 +172,28 @@ export class Reconciler {
    * report as leader (that one is checked against what the cluster already shows).
    */
   private eventStates: Map<string, ProjectionState> | undefined;
+  /** A report as leader over a complete listing happened this term (later ones need no check). */
+  private eventsSettled = false;
+  /** The Events already in the cluster, read once per term while reports are checked. */
+  private reportedEvents: ReadonlySet<string> | undefined;
   private readonly internalRecord: InternalRecordBook;
+  private readonly leftBehind: LeftBehindAliases;
+  private readonly pacer: EventPacer;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.clock = o.clock ?? systemClock;
     this.internalRecord = new InternalRecordBook(o.log, o.internalRecord);
+    this.leftBehind = new LeftBehindAliases(o.log);
+    // The recorder queues 256 at most; state Events wait here for room, write Events go directly.
+    this.pacer = new EventPacer({
+      pending: () => o.recorder?.pending ?? 0,
+      room: 200,
+      send: (e) => this.send(e),
+      isLeader: o.isLeader,
+      clock: this.clock,
+    });
     this.unanchored = new ReportedOnce((key, svc) => {
       if (svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL)
         o.log.warn(
@@ -194,6 +217,11 @@ export class Reconciler {
 
   get statuses(): readonly EndpointStatus[] {
     return this.current;
+  }
+
+  /** Aliases of this install's form that no live projection backs (`/status`'s `leftBehind`). */
+  get leftBehindAliases(): readonly LeftBehindAlias[] {
+    return this.leftBehind.list;
   }
 
   /** The Services the last pass wanted, by `namespace/name` (what observed status compares the caches with). */
@@ -287,6 +315,12 @@ export class Reconciler {
     const snap = this.read(this.clock.now());
     const config = this.o.config();
     const recorded = this.internalRecord.read(snap.cluster.installRecord, config.identity);
+    for (const key of this.deletedKept) {
+      const live = snap.cluster.owned.get(key);
+      if (live?.metadata.uid === this.writtenUids.get(key)) continue;
+      this.deletedKept.delete(key);
+      if (!live) this.writtenUids.delete(key);
+    }
 
     // Pure: project and plan.
     const t0 = performance.now();
@@ -399,15 +433,17 @@ export class Reconciler {
     // process dies at. One record write; when it fails the creates wait for a later pass.
     let wroteAhead: string[] = [];
     if (snap.leader) {
-      let creates = ready
-        .filter((a) => a.op === 'create' || a.op === 'recreate')
-        .map((a) => a.key)
-        .filter((key) => !recorded.intents.has(key));
+      // Aliases before the internal Services that name them: a cut below leaves no internal
+      // Service created ahead of its alias (that would cost it a second write, for the uid).
+      let creates = createsInPairs(ready, config.identity.operatorNamespace).filter(
+        (key) => !recorded.intents.has(key),
+      );
       // One record write carries at most this many entries (~40 bytes each, far below a
       // ConfigMap's 1 MiB with the uid list beside them); the rest wait for the next pass.
-      if (creates.length > MAX_INTENTS_PER_PASS) {
-        const later = new Set(creates.slice(MAX_INTENTS_PER_PASS));
-        creates = creates.slice(0, MAX_INTENTS_PER_PASS);
+      const perPass = this.o.intentsPerPass ?? MAX_INTENTS_PER_PASS;
+      if (creates.length > perPass) {
+        const later = new Set(creates.slice(perPass));
+        creates = creates.slice(0, perPass);
         ready = ready.filter((a) => !later.has(a.key));
         this.o.queue.requestPass();
       }
@@ -489,6 +525,19 @@ export class Reconciler {
       outcomes,
       recorded,
       wroteAhead,
+    });
+    await this.leftBehind.afterPass({
+      now: snap.takenAt,
+      leader: snap.leader,
+      isLeader: this.o.isLeader,
+      operatorNamespace: config.identity.operatorNamespace,
+      trusted: anchored.trusted,
+      unanchored: anchored.unanchored,
+      lostLabel: snap.cluster.lostLabel,
+      outcomes,
+      api: this.o.api,
+      signal,
+      onWrite: (result) => metrics.kubeWrites.inc({ op: 'relabel', result }),
     });
     await this.report(
       snap,
@@ -607,6 +656,11 @@ export class Reconciler {
       if (out.result === 'created' || out.result === 'updated') {
         const uid = out.object.metadata.uid;
         if (uid !== undefined) this.writtenUids.set(key, uid);
+      } else if (out.result === 'deleted' && out.deleted.metadata.uid !== undefined) {
+        // This process deleted that very object: while a finalizer holds it, it stays ours (its
+        // delete is waited on, reported `deleting`), not a labelled Service nothing proves.
+        this.writtenUids.set(key, out.deleted.metadata.uid);
+        this.deletedKept.add(key);
       } else if (out.result === 'deleted' || out.result === 'foreign') {
         this.writtenUids.delete(key);
       }
@@ -788,20 +842,26 @@ export class Reconciler {
     // shows (the Services' state labels, the Events there), so a restart re-sends nothing.
     let events: readonly EventDecision[] = [];
     if (snap.leader) {
-      const first = this.eventStates === undefined;
+      // Until a report over a complete listing, endpoints arrive page by page: each is new to
+      // this process but maybe not to the cluster, so every report until then is checked.
+      const checking = this.eventStates === undefined || !this.eventsSettled;
       const covered = stateChanges(this.eventStates ?? new Map(), statuses, desired.services);
       this.eventStates = covered.next;
       events = covered.events;
-      if (first && events.length > 0) {
-        const reported = await this.readReportedEvents(signal);
-        events = unreportedOnly(events, statuses, snap.cluster.owned, reported);
+      if (checking && events.length > 0) {
+        this.reportedEvents ??= await this.readReportedEvents(signal);
+        events = unreportedOnly(events, statuses, snap.cluster.owned, this.reportedEvents);
       }
-    } else this.eventStates = undefined;
-    let sent = 0;
-    for (const e of events) {
-      if (++sent % 500 === 0) await yieldToEventLoop();
-      this.send(e);
+      if (snap.feed.complete) {
+        this.eventsSettled = true;
+        this.reportedEvents = undefined;
+      }
+    } else {
+      this.eventStates = undefined;
+      this.eventsSettled = false;
+      this.reportedEvents = undefined;
     }
+    this.pacer.push(events, signal);
 
     const succeeded = (o: ApplyOutcome): boolean =>
       o.result === 'created' || o.result === 'updated' || o.result === 'deleted';

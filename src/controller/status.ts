@@ -55,6 +55,17 @@ export const StatusDocumentSchema = z.object({
    * why. Absent with bindings disabled, and from older controllers.
    */
   dataPath: DataPathDocumentSchema.optional(),
+  /**
+   * Aliases of this install's form that no live projection backs (lost `managed-by`, or named by
+   * no internal Service of ours): never deleted by the controller, listed here with the fix
+   * (docs/controller.md "Ownership"). Absent from older controllers.
+   */
+  leftBehind: z
+    .object({
+      count: z.number().int().min(0),
+      aliases: z.array(z.object({ namespace: z.string(), name: z.string(), reason: z.string() })),
+    })
+    .optional(),
   endpoints: z.array(
     z.object({
       id: z.string(),
@@ -130,6 +141,7 @@ export function formatStatusTable(
     `notifications: ${doc.notificationsLive ? 'live' : 'down (polling)'}   last full sync: ${doc.lastFullSync ?? 'never'}`,
     ...(dataPath?.notes ?? []),
     ...(doc.deleting ?? []).map((d) => `deleting: ${d.namespace}/${d.name} ${d.reason}`),
+    ...(doc.leftBehind?.aliases ?? []).map((a) => `left behind: ${a.namespace}/${a.name} ${a.reason}`),
     '',
   ];
   const body =

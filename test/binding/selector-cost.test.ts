@@ -123,6 +123,45 @@ describe('selector: builtins that walk their receiver are costed at its maximum 
     expect(compileSelector(`endpoint.description.contains('${long}')`).ok).toBe(true);
   });
 
+  /** `bytes(endpoint.metadata)` encoded `k` times over with `fn` (each result read back as bytes). */
+  const encoded = (fn: 'hex' | 'base64', k: number): string => {
+    let s = 'bytes(endpoint.metadata)';
+    for (let i = 0; i < k; i++) s = `bytes(${s}.${fn}())`;
+    return s;
+  };
+
+  it('refuses the hex() growth bomb: each hex() doubles what the next builtin walks', () => {
+    // Before: hex() was costed as a copy (same length), so this was estimated at 81,934 steps and
+    // accepted; over 4,096-byte metadata its size() walks 2 MiB of characters (105 ms per
+    // endpoint on this machine, 17 minutes a pass at 10,000 endpoints).
+    const bomb = `size(${encoded('hex', 8)}.hex()) > 0`;
+    expect(refusal(bomb)).toMatch(/over the budget of 1000000/);
+  });
+
+  it.each([1, 2, 3, 4])(
+    'the estimate covers the real length an encoding chain reaches (%i levels of hex, base64)',
+    (k) => {
+      // What size() walks at the API's maximum: 4,096 bytes of metadata, each level growing it.
+      const real = { hex: 4096 * 2 ** k, base64: 0 };
+      let b64 = 4096;
+      for (let i = 0; i < k; i++) b64 = 4 * Math.ceil(b64 / 3);
+      real.base64 = b64;
+      for (const fn of ['hex', 'base64'] as const) {
+        const r = compileSelector(`size(${encoded(fn, k)}) > 0`, { costBudget: Number.MAX_SAFE_INTEGER });
+        if (!r.ok) throw new Error(r.message);
+        expect(r.selector.estimatedCost, `${fn} × ${k}`).toBeGreaterThanOrEqual(real[fn]);
+      }
+    },
+  );
+
+  it('bytes() of a string is costed at 3 bytes per character (UTF-8), what the next builtin walks', () => {
+    const r = compileSelector('size(bytes(endpoint.metadata + endpoint.metadata)) > 0', {
+      costBudget: Number.MAX_SAFE_INTEGER,
+    });
+    if (!r.ok) throw new Error(r.message);
+    expect(r.selector.estimatedCost).toBeGreaterThanOrEqual(3 * 8192);
+  });
+
   it('the costed-at-maximum bound holds: an accepted selector over 4,096-byte metadata evaluates quickly', () => {
     const r = compileSelector(
       "endpoint.metadata.contains('team=payments') || endpoint.metadata.size() > 4000",

@@ -70,6 +70,7 @@ export type StartControllerOptions = ControllerConfigInput & {
   cacheTuning?: Partial<CacheTuning>;
   pendingWriteTtlMs?: number;
   recordCapacity?: number;
+  intentsPerPass?: number;
 };
 
 /**
@@ -83,7 +84,8 @@ export function controllerStarter(
   controllers: Controller[],
 ): (overrides?: StartControllerOptions) => Promise<Controller> {
   return async (overrides = {}) => {
-    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, recordCapacity, ...cfg } = overrides;
+    const { identity, logger, pod, cacheTuning, pendingWriteTtlMs, recordCapacity, intentsPerPass, ...cfg } =
+      overrides;
     const r = resolveControllerConfig(
       {
         api: { baseUrl: apiUrl },
@@ -109,6 +111,7 @@ export function controllerStarter(
       cacheTuning: { ...fastTuning, pageSize: 500, ...cacheTuning },
       ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
       ...(recordCapacity !== undefined ? { recordCapacity } : {}),
+      ...(intentsPerPass !== undefined ? { intentsPerPass } : {}),
       poll: { baseDelayMs: 100, maxDelayMs: 500 },
       identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
       ...(pod ? { pod } : {}),

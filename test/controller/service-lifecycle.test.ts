@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
+import { MANAGED_BY_LABEL, REASON_ANNOTATION, STATE_LABEL } from '../../src/binding/identity.js';
 import { kinds, type Service } from '../../src/kube/index.js';
 import { captureLogs } from '../helpers/logs.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
@@ -135,7 +135,7 @@ describe('controller: delayed watch events', () => {
 });
 
 describe('controller: an alias that lost the managed-by label', () => {
-  it('is reported as name-conflict with the reason, neither orphaned silently nor overwritten', async () => {
+  it('is reported as name-conflict with the reason, neither orphaned silently nor overwritten (only relabelled left-behind)', async () => {
     const { env, logs, ctl, ep, internal } = await projectedWeb();
     // Someone edits the alias and drops the label; it still serves this endpoint.
     const edited = await env.kube.mergePatch(kinds.service, 'prod', 'web', {
@@ -146,13 +146,25 @@ describe('controller: an alias that lost the managed-by label', () => {
     expect(reason).toContain(`Service prod/web was this install's alias Service of endpoint ${ep.id}`);
     expect(reason).toContain(`lost the label ${MANAGED_BY_LABEL}=endpoint-binder`);
     expect(logs.count('service name held by a Service that lost our label; left untouched')).toBe(1);
-    // Never written to (nor deleted) while it is not ours; our internal Service stays.
+    // Never deleted or taken back while it is not ours. One write only (issue #30): provably
+    // created by this install, it stops saying `state=projected`; nothing else of it changes.
+    const relabelled = await eventually(async () => {
+      const live = await env.service('prod', 'web');
+      return live?.metadata.labels?.[STATE_LABEL] === 'left-behind' ? live : undefined;
+    }, 'relabelled left-behind');
     await new Promise((r) => setTimeout(r, 500));
-    expect((await env.service('prod', 'web'))?.metadata.resourceVersion).toBe(
-      edited.metadata.resourceVersion,
-    );
-    expect(requests(env, 'update', 'web') + requests(env, 'delete', 'web')).toBe(0);
+    expect(requests(env, 'update', 'web'), 'one relabel').toBe(1);
+    expect(requests(env, 'delete', 'web')).toBe(0);
     expect(requests(env, 'patch', 'web')).toBe(1); // the edit above
+    const ours = (k: string): boolean => k === STATE_LABEL || k === REASON_ANNOTATION;
+    const rest = (m: Record<string, string> | undefined) =>
+      Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !ours(k)));
+    expect(rest(relabelled.metadata.labels)).toEqual(rest(edited.metadata.labels));
+    expect(rest(relabelled.metadata.annotations)).toEqual(rest(edited.metadata.annotations));
+    expect(relabelled.spec).toEqual(edited.spec);
+    expect((await env.service('prod', 'web'))?.metadata.resourceVersion).toBe(
+      relabelled.metadata.resourceVersion,
+    );
     expect((await env.internalOf(ep.id))?.metadata.uid).toBe(internal.metadata.uid);
 
     // The label restored: it is this install's alias again (the same object), projected.
