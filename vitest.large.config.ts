@@ -10,6 +10,7 @@ import { budget, timeFactor, TEST_TIME_FACTOR_ENV } from './test/helpers/budget.
 export const LARGE_FILES = [
   'test/controller/large-first-sync.test.ts',
   'test/controller/status-observed-large.test.ts',
+  'test/controller/large-record.test.ts',
 ];
 
 export default defineConfig({
