@@ -625,6 +625,24 @@ describe('endpoint-binder check: the binding ingress (dialled as the forwarder d
     }
   });
 
+  it('a plain dial (ingress.tls false) to a TLS ingress fails exactly the ingress line with ERR_796 and names ingress.tls', async () => {
+    const tlsMock = await startTestMock({ ingress: { host: '127.0.0.1' }, config: tlsMockConfig() });
+    try {
+      const results = await check(config(), {
+        ingress: {
+          forwarder: forwarderSettings({ address: tlsMock.api.ingressAddress!, tls: false }),
+          authtokenFromEnv: ACME_AUTHTOKEN,
+        },
+      });
+      expect(failed(results), formatChecks(results)).toEqual(['ingress']);
+      const hint = results.find((r) => r.id === 'ingress')!.hint!;
+      expect(hint, hint).toMatch(/^ERR_796: .*set ingress\.tls to true/);
+      expect(hint).not.toContain('\n');
+    } finally {
+      await tlsMock.close();
+    }
+  });
+
   it('--endpoint over v2: ok for a live upstream, ERR_730 (from the error status body) and its text for a dead one, one line for an unknown id', async () => {
     const upstream = await listening();
     try {
