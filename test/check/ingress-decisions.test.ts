@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { ingressCheck, protocolLabel, type IngressTarget } from '../../src/check/ingress-decisions.js';
+import {
+  ingressCheck,
+  protocolLabel,
+  type DialSeen,
+  type IngressTarget,
+  type ProtocolSeen,
+} from '../../src/check/ingress-decisions.js';
 
 /** The ingress line's protocol wording and the forced-v2 failure, decided from what a dial saw (pure). */
 const tlsTarget: IngressTarget = { address: 'ingress.example:443', source: 'config', tls: true };
+
+/** The ingress line for one dial to tlsTarget. */
+const lineFor = (seen: DialSeen, protocol: ProtocolSeen) =>
+  ingressCheck({ kind: 'dialled', target: tlsTarget, seen, protocol });
 
 describe('check: the ingress line names the protocol spoken', () => {
   it.each([
@@ -15,33 +25,24 @@ describe('check: the ingress line names the protocol spoken', () => {
   });
 
   it('a passing dial carries the protocol in its title; a transport failure does not claim one', () => {
-    const ok = ingressCheck({
-      kind: 'dialled',
-      target: tlsTarget,
-      seen: { ok: true },
-      protocol: { setting: 'auto', used: 'v2' },
-    });
+    const ok = lineFor({ ok: true }, { setting: 'auto', used: 'v2' });
     expect(ok.status).toBe('ok');
     expect(ok.title).toBe(
       'binding ingress reachable at ingress.example:443 with TLS and the authtoken accepted, over v2 (h2)',
     );
-    const down = ingressCheck({
-      kind: 'dialled',
-      target: tlsTarget,
-      seen: { ok: false, code: 'ERR_793', msg: 'ECONNREFUSED' },
-      protocol: { setting: 'auto', used: 'v2' },
-    });
+    const down = lineFor(
+      { ok: false, code: 'ERR_793', msg: 'ECONNREFUSED' },
+      { setting: 'auto', used: 'v2' },
+    );
     expect(down.status).toBe('fail');
     expect(down.title).not.toContain('over v');
   });
 
   it('forced v2 without h2 (ERR_797) fails with one line naming forwarder.ingressProtocol and the fix', () => {
-    const line = ingressCheck({
-      kind: 'dialled',
-      target: tlsTarget,
-      seen: { ok: false, code: 'ERR_797', msg: 'the ingress did not select h2 (ALPN): speak v1' },
-      protocol: { setting: 'v2', used: 'v2' },
-    });
+    const line = lineFor(
+      { ok: false, code: 'ERR_797', msg: 'the ingress did not select h2 (ALPN): speak v1' },
+      { setting: 'v2', used: 'v2' },
+    );
     expect(line.status).toBe('fail');
     expect(line.hint).toMatch(/^ERR_797: Dialer: the ingress did not select HTTP\/2/);
     expect(line.hint).toContain("ingress.protocol is v2 (the chart's forwarder.ingressProtocol)");
