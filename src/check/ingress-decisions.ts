@@ -36,8 +36,6 @@ export type DialSeen =
 export interface ProtocolSeen {
   setting: IngressProtocolSetting;
   used: IngressProtocol;
-  /** Under `auto`, why the ingress was taken for v1-only (the v2 attempt's error). */
-  noH2?: string;
 }
 
 export type IngressSeen =

@@ -51,9 +51,8 @@ export interface IngressProbeDeps {
   timeoutMs: number;
 }
 
-/** One dial at a time through the forwarder's opener; remembers why `auto` fell back to v1. */
+/** Dials through the forwarder's opener: under `auto`, v2 unless the ingress offered no h2. */
 class CheckDialer {
-  private noH2: string | undefined;
   private readonly opener: IngressOpener;
 
   constructor(
@@ -68,15 +67,12 @@ class CheckDialer {
       protocol: cfg.ingress.protocol,
       sessions: 1,
       windowBytes: cfg.ingress.streamWindowBytes,
-      onProtocol: (_address, _protocol, why) => (this.noH2 = why),
     });
   }
 
-  /** The protocol the last dial used, and for v1 why. */
+  /** The protocol asked for and the one the last dial spoke (a fallback to v1 is remembered). */
   get protocol(): ProtocolSeen {
-    const setting = this.cfg.ingress.protocol;
-    const used = this.opener.protocolFor(this.address);
-    return { setting, used, ...(this.noH2 !== undefined ? { noH2: this.noH2 } : {}) };
+    return { setting: this.cfg.ingress.protocol, used: this.opener.protocolFor(this.address) };
   }
 
   async dial(url: string): Promise<DialSeen> {

@@ -18,7 +18,7 @@ describe('check: the ingress line names the protocol spoken', () => {
   it.each([
     [{ setting: 'auto', used: 'v2' } as const, true, 'v2 (h2)'],
     [{ setting: 'auto', used: 'v2' } as const, false, 'v2 (h2c)'],
-    [{ setting: 'auto', used: 'v1', noH2: 'no ALPN h2' } as const, true, 'v1 (the ingress offered no h2)'],
+    [{ setting: 'auto', used: 'v1' } as const, true, 'v1 (the ingress offered no h2)'],
     [{ setting: 'v1', used: 'v1' } as const, true, 'v1 (ingress.protocol: v1)'],
   ])('%j over %s: %s', (protocol, tls, label) => {
     expect(protocolLabel(protocol, tls)).toBe(label);
