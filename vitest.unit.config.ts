@@ -17,6 +17,7 @@ export default defineConfig({
       'test/forwarder/pure.test.ts',
       'test/forwarder/url-health.test.ts',
       'test/forwarder/dial-gate.test.ts',
+      'test/check/ingress-decisions.test.ts',
       'test/api/sse-parser.test.ts',
       'test/controller/queue.test.ts',
       'test/controller/reporting-decisions.test.ts',

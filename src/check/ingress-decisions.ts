@@ -1,10 +1,14 @@
+import { NO_H2 } from '../api/ingress/v2-dialer.js';
+import type { IngressProtocolSetting } from '../forwarder/config.js';
+import type { IngressProtocol } from '../forwarder/upstream.js';
 import { codeTitle } from '../forwarder/url-health.js';
 import { fail, pass, skipped, type CheckResult } from './result.js';
 
 /**
  * What `check` concludes about the binding ingress from one dial made the way the forwarder dials
- * (pure). Two lines: the ingress reachable with TLS verified and the authtoken accepted, and,
- * with `--endpoint`, the ingress's answer for one endpoint.
+ * (pure). Two lines: the ingress reachable with TLS verified and the authtoken accepted, in the
+ * protocol the forwarder would speak (v2 or v1), and, with `--endpoint`, the ingress's answer for
+ * one endpoint.
  */
 
 export const INGRESS_CHECK_ID = 'ingress';
@@ -28,17 +32,30 @@ export type DialSeen =
       msg: string;
     };
 
+/** The protocol asked for (ingress.protocol) and the one the dial spoke. */
+export interface ProtocolSeen {
+  setting: IngressProtocolSetting;
+  used: IngressProtocol;
+}
+
 export type IngressSeen =
   /** Nothing was dialled: settings missing (`skip`) or wrong (`problem`). */
   | { kind: 'skip'; because: string }
   | { kind: 'problem'; problem: string }
-  | { kind: 'dialled'; target: IngressTarget; seen: DialSeen };
+  | { kind: 'dialled'; target: IngressTarget; seen: DialSeen; protocol: ProtocolSeen };
 
-function ingressTitle(target?: IngressTarget): string {
+/** `v2 (h2)`, `v1 (the ingress offered no h2)`, `v1 (ingress.protocol: v1)`. */
+export function protocolLabel(p: ProtocolSeen, tls: boolean): string {
+  if (p.used === 'v2') return tls ? 'v2 (h2)' : 'v2 (h2c)';
+  return p.setting === 'v1' ? 'v1 (ingress.protocol: v1)' : 'v1 (the ingress offered no h2)';
+}
+
+function ingressTitle(target?: IngressTarget, protocol?: ProtocolSeen): string {
   if (!target) return 'binding ingress reachable with TLS and the authtoken accepted';
+  const over = protocol ? `, over ${protocolLabel(protocol, target.tls)}` : '';
   return target.tls
-    ? `binding ingress reachable at ${target.address} with TLS and the authtoken accepted`
-    : `binding ingress reachable at ${target.address} (plain TCP, loopback) and the authtoken accepted`;
+    ? `binding ingress reachable at ${target.address} with TLS and the authtoken accepted${over}`
+    : `binding ingress reachable at ${target.address} (plain TCP, loopback) and the authtoken accepted${over}`;
 }
 
 /** `ERR_730: The endpoint's upstream refused the connection. (upstream 127.0.0.1:1 refused ...)` */
@@ -56,6 +73,10 @@ const settingOf = (t: IngressTarget): string =>
 /** The fix for a dial that did not reach a verdict on the authtoken. */
 function transportFix(code: string, t: IngressTarget): string {
   switch (code) {
+    case 'ERR_796':
+      return t.tls
+        ? 'set ingress.tls to false for a plain loopback ingress, or point ingress.address at its TLS port'
+        : "set ingress.tls to true (the chart's bindings.ingress.tls)";
     case 'ERR_795':
       return 'set ingress.caFile (--ingress-ca-file) to the CA that signed the ingress certificate, or ingress.serverName to the name it carries';
     case 'ERR_793':
@@ -75,8 +96,12 @@ function transportFix(code: string, t: IngressTarget): string {
 export function ingressCheck(seen: IngressSeen): CheckResult {
   if (seen.kind === 'skip') return skipped(INGRESS_CHECK_ID, ingressTitle(), seen.because);
   if (seen.kind === 'problem') return fail(INGRESS_CHECK_ID, ingressTitle(), seen.problem);
-  const { target, seen: d } = seen;
-  const title = ingressTitle(target);
+  const { target, seen: d, protocol } = seen;
+  // The protocol is a fact only once the ingress answered on it.
+  const answered = d.ok || !/^ERR_79\d$/.test(d.code);
+  const title = ingressTitle(target, answered ? protocol : undefined);
+  if (!d.ok && d.code === NO_H2 && protocol.setting === 'v2')
+    return fail(INGRESS_CHECK_ID, title, noH2Fix(d.msg));
   if (d.ok || (d.code !== 'ERR_710' && !/^ERR_79\d$/.test(d.code))) return pass(INGRESS_CHECK_ID, title);
   if (d.code === 'ERR_710') {
     return fail(
@@ -86,6 +111,11 @@ export function ingressCheck(seen: IngressSeen): CheckResult {
     );
   }
   return fail(INGRESS_CHECK_ID, title, `${describeCode(d.code, d.msg)}; ${transportFix(d.code, target)}`);
+}
+
+/** ingress.protocol forces v2 and the ingress offers no HTTP/2: the one setting to change. */
+function noH2Fix(msg: string): string {
+  return `${describeCode(NO_H2, msg)}; ingress.protocol is v2 (the chart's forwarder.ingressProtocol) but this ingress offers no HTTP/2: set it to auto (v2 when offered, else v1) or v1`;
 }
 
 /** The endpoint the user named, resolved to the URL the ingress is asked for. */

@@ -1,5 +1,6 @@
-import { connectThroughIngress, IngressError, type IngressTlsOptions } from '../api/ingress/dialer.js';
-import { resetSocket } from '../api/ingress/reset.js';
+import { Cancellation } from '../api/ingress/cancel.js';
+import { IngressError, type IngressTlsOptions } from '../api/ingress/dialer.js';
+import { speaksTls } from '../api/ingress/tls-probe.js';
 import type { InstallIdentity } from '../binding/identity.js';
 import { installRecordName } from '../binding/install-record.js';
 import type { ForwarderConfig } from '../forwarder/config.js';
@@ -11,6 +12,7 @@ import {
   readIngressCa,
   TOKEN_CHECK_URL,
 } from '../forwarder/ingress-credentials.js';
+import { IngressOpener } from '../forwarder/ingress-opener.js';
 import type { ConfigMap } from '../kube/objects.js';
 import {
   endpointCheck,
@@ -18,13 +20,16 @@ import {
   type DialSeen,
   type EndpointTarget,
   type IngressSeen,
+  type ProtocolSeen,
 } from './ingress-decisions.js';
 import type { CheckResult } from './result.js';
 
 /**
  * The I/O of the ingress lines of `check`: read the forwarder's ingress settings and authtoken,
  * resolve the address as the forwarder does (ingress.address, else the install record), and dial
- * with the forwarder's dialer. Nothing is sent after the ingress's reply; the connection is closed.
+ * with the forwarder's opener, in the protocol it would choose (ingress.protocol: v2 when the
+ * ingress offers h2 under `auto`). Nothing is sent after the ingress's reply; the connection (v1)
+ * or stream (v2) is reset.
  */
 
 export interface IngressCheckSettings {
@@ -46,21 +51,73 @@ export interface IngressProbeDeps {
   timeoutMs: number;
 }
 
-async function dial(
-  address: string,
-  authtoken: string,
-  url: string,
-  tls: IngressTlsOptions | undefined,
-  timeoutMs: number,
-): Promise<DialSeen> {
-  try {
-    const s = await connectThroughIngress({ address, authtoken, url, ...(tls ? { tls } : {}), timeoutMs });
-    // Nothing was sent on the stream: closing it at once is what a client that gives up does.
-    resetSocket(s);
-    return { ok: true };
-  } catch (err) {
-    if (err instanceof IngressError) return { ok: false, code: err.code, msg: err.msg };
-    return { ok: false, code: 'ERR_793', msg: err instanceof Error ? err.message : String(err) };
+/** Dials through the forwarder's opener: under `auto`, v2 unless the ingress offered no h2. */
+class CheckDialer {
+  private readonly opener: IngressOpener;
+
+  constructor(
+    private readonly cfg: ForwarderConfig,
+    private readonly address: string,
+    private readonly authtoken: string,
+    private readonly tls: IngressTlsOptions | undefined,
+    private readonly timeoutMs: number,
+  ) {
+    // One session is enough for the one or two streams check opens.
+    this.opener = new IngressOpener({
+      protocol: cfg.ingress.protocol,
+      sessions: 1,
+      windowBytes: cfg.ingress.streamWindowBytes,
+    });
+  }
+
+  /** The protocol asked for and the one the last dial spoke (a fallback to v1 is remembered). */
+  get protocol(): ProtocolSeen {
+    return { setting: this.cfg.ingress.protocol, used: this.opener.protocolFor(this.address) };
+  }
+
+  async dial(url: string): Promise<DialSeen> {
+    const seen = await this.attempt(url);
+    // A plain client is closed without a reply by a TLS ingress (v1), or finds no h2c (v2): say so.
+    if (
+      !seen.ok &&
+      !this.tls &&
+      ['ERR_790', 'ERR_797'].includes(seen.code) &&
+      (await speaksTls(this.address))
+    )
+      return {
+        ok: false,
+        code: 'ERR_796',
+        msg: `the ingress at ${this.address} speaks TLS and ingress.tls is false`,
+      };
+    return seen;
+  }
+
+  close(): void {
+    this.opener.destroy();
+  }
+
+  private async attempt(url: string): Promise<DialSeen> {
+    try {
+      const request = {
+        address: this.address,
+        authtoken: this.authtoken,
+        url,
+        source: undefined,
+        timeoutMs: this.timeoutMs,
+        signal: new Cancellation(),
+      };
+      const upstream = await this.opener.open(request, this.tls);
+      try {
+        await upstream.confirmed;
+      } finally {
+        // Nothing was sent: an abort is what a client that gives up does.
+        upstream.abort();
+      }
+      return { ok: true };
+    } catch (err) {
+      if (err instanceof IngressError) return { ok: false, code: err.code, msg: err.msg };
+      return { ok: false, code: 'ERR_793', msg: err instanceof Error ? err.message : String(err) };
+    }
   }
 }
 
@@ -121,18 +178,27 @@ export async function ingressChecks(
     return only({ kind: 'problem', problem: resolved.problem ?? 'no binding ingress address' });
   const address = resolved.address;
   const target = { address, source: resolved.source, tls: tls !== undefined };
-  const seen = await dial(address, authtoken, TOKEN_CHECK_URL, tls, deps.timeoutMs);
+  const dialer = new CheckDialer(cfg, address, authtoken, tls, deps.timeoutMs);
+  try {
+    const seen = await dialer.dial(TOKEN_CHECK_URL);
+    const protocol = dialer.protocol;
+    return await finish(ingressCheck({ kind: 'dialled', target, seen, protocol }), () =>
+      endpointLine(requested!, dialer, deps),
+    );
+  } finally {
+    dialer.close();
+  }
+}
 
-  return finish(ingressCheck({ kind: 'dialled', target, seen }), async () => {
-    const req = requested!;
-    let endpoint: EndpointTarget;
-    if (req.includes('://')) endpoint = { url: req };
-    else {
-      const found = await deps.endpointUrl(req);
-      if ('problem' in found) return endpointCheck(req, { kind: 'unknown', problem: found.problem });
-      endpoint = { id: req, url: found.url };
-    }
-    const answer = await dial(address, authtoken, endpoint.url, tls, deps.timeoutMs);
-    return endpointCheck(req, { kind: 'dialled', endpoint, seen: answer });
-  });
+/** The `--endpoint` line: resolve the id, then one dial for its URL over the same opener. */
+async function endpointLine(req: string, dialer: CheckDialer, deps: IngressProbeDeps): Promise<CheckResult> {
+  let endpoint: EndpointTarget;
+  if (req.includes('://')) endpoint = { url: req };
+  else {
+    const found = await deps.endpointUrl(req);
+    if ('problem' in found) return endpointCheck(req, { kind: 'unknown', problem: found.problem });
+    endpoint = { id: req, url: found.url };
+  }
+  const answer = await dialer.dial(endpoint.url);
+  return endpointCheck(req, { kind: 'dialled', endpoint, seen: answer });
 }

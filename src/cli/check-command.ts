@@ -41,9 +41,12 @@ Checks, in order:
   ingress           the binding ingress reachable, its TLS certificate verified and the agent
                     authtoken accepted: dialled exactly as the forwarder dials (ingress.address, else
                     the install record ConfigMap <release>-install; ingress.tls, caFile, serverName;
-                    authtokenFile, else ENDPOINT_BINDER_AUTHTOKEN)
-  ingress.endpoint  with --endpoint: one connection through the ingress for that endpoint, and the
-                    ingress's answer (ok, or its ERR_7xx with the text of docs/errors.md)
+                    ingress.protocol: auto speaks v2 (HTTP/2) when the ingress offers h2, else v1;
+                    authtokenFile, else ENDPOINT_BINDER_AUTHTOKEN); the line ends with the protocol
+                    spoken ("over v2 (h2)", "over v1 (the ingress offered no h2)"); v2 forced
+                    (chart forwarder.ingressProtocol) against an ingress without h2 fails (ERR_797)
+  ingress.endpoint  with --endpoint: one connection through the ingress for that endpoint (same
+                    protocol), and the ingress's answer (ok, or its ERR_7xx with the text of docs/errors.md)
 In a cluster: kubectl -n <operator-ns> exec deploy/<release>-controller -- endpoint-binder check
 (the controller's pod does not mount the authtoken: there the ingress line is "-" unless
 ENDPOINT_BINDER_AUTHTOKEN is set)

@@ -526,12 +526,62 @@ describe('endpoint-binder check: the binding ingress (dialled as the forwarder d
     };
   }
 
-  it('passes with the address from the install record, and names that address', async () => {
+  it('passes with the address from the install record, names that address, and says it spoke v2 (h2c) as the forwarder does', async () => {
     const results = await check(config());
     const line = results.find((r) => r.id === 'ingress')!;
     expect(line.status, formatChecks(results)).toBe('ok');
     expect(line.title).toContain(env.mock.api.ingressAdvertiseAddress!);
+    expect(line.title, line.title).toMatch(/authtoken accepted, over v2 \(h2c\)$/);
   });
+
+  /** A plain loopback ingress that speaks v1 only (no h2c), and the forwarder's settings for it. */
+  async function v1OnlyIngress(tls = false) {
+    const mock = await startTestMock({
+      ingress: { host: '127.0.0.1' },
+      config: { ...tlsMockConfig(), ingress: { tls, h2: false } },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'eb-check-v1-'));
+    const caFile = join(dir, 'ca.pem');
+    if (tls) writeFileSync(caFile, mock.api.ingressCaPem!);
+    const settings = (protocol: string): IngressCheckSettings => ({
+      forwarder: forwarderSettings({
+        address: mock.api.ingressAddress!,
+        tls,
+        protocol,
+        ...(tls ? { caFile, serverName: 'localhost' } : {}),
+      }),
+      authtokenFromEnv: ACME_AUTHTOKEN,
+    });
+    return { mock, settings };
+  }
+
+  for (const tls of [false, true]) {
+    const how = tls ? 'TLS without ALPN h2' : 'plain TCP without h2c';
+    it(`a v1-only ingress (${how}): auto passes over v1 and says the ingress offered no h2; forced v2 fails naming forwarder.ingressProtocol`, async () => {
+      const { mock, settings } = await v1OnlyIngress(tls);
+      try {
+        let results = await check(config(), { ingress: settings('auto') });
+        let line = results.find((r) => r.id === 'ingress')!;
+        expect(line.status, formatChecks(results)).toBe('ok');
+        expect(line.title).toMatch(/, over v1 \(the ingress offered no h2\)$/);
+
+        results = await check(config(), { ingress: settings('v2') });
+        expect(failed(results), formatChecks(results)).toEqual(['ingress']);
+        line = results.find((r) => r.id === 'ingress')!;
+        expect(line.hint, line.hint).toMatch(/^ERR_797: /);
+        expect(line.hint).toContain("ingress.protocol is v2 (the chart's forwarder.ingressProtocol)");
+        expect(line.hint).toContain('set it to auto');
+        expect(line.hint).not.toContain('\n');
+
+        results = await check(config(), { ingress: settings('v1') });
+        line = results.find((r) => r.id === 'ingress')!;
+        expect(line.status, formatChecks(results)).toBe('ok');
+        expect(line.title).toMatch(/, over v1 \(ingress\.protocol: v1\)$/);
+      } finally {
+        await mock.close();
+      }
+    });
+  }
 
   it('a bad authtoken fails exactly the ingress line, with ERR_710 and its text', async () => {
     const results = await check(config(), {
@@ -570,12 +620,31 @@ describe('endpoint-binder check: the binding ingress (dialled as the forwarder d
       });
       expect(failed(results), formatChecks(results)).toEqual([]);
       expect(results.find((r) => r.id === 'ingress')!.title).toContain(`at ${address} with TLS`);
+      expect(results.find((r) => r.id === 'ingress')!.title).toMatch(/, over v2 \(h2\)$/);
     } finally {
       await tlsMock.close();
     }
   });
 
-  it('--endpoint: ok for a live upstream, ERR_730 and its text for a dead one, one line for an unknown id', async () => {
+  it('a plain dial (ingress.tls false) to a TLS ingress fails exactly the ingress line with ERR_796 and names ingress.tls', async () => {
+    const tlsMock = await startTestMock({ ingress: { host: '127.0.0.1' }, config: tlsMockConfig() });
+    try {
+      const results = await check(config(), {
+        ingress: {
+          forwarder: forwarderSettings({ address: tlsMock.api.ingressAddress!, tls: false }),
+          authtokenFromEnv: ACME_AUTHTOKEN,
+        },
+      });
+      expect(failed(results), formatChecks(results)).toEqual(['ingress']);
+      const hint = results.find((r) => r.id === 'ingress')!.hint!;
+      expect(hint, hint).toMatch(/^ERR_796: .*set ingress\.tls to true/);
+      expect(hint).not.toContain('\n');
+    } finally {
+      await tlsMock.close();
+    }
+  });
+
+  it('--endpoint over v2: ok for a live upstream, ERR_730 (from the error status body) and its text for a dead one, one line for an unknown id', async () => {
     const upstream = await listening();
     try {
       const live = await env.createEndpoint('tcp://check-live.prod:7100', {
@@ -597,6 +666,8 @@ describe('endpoint-binder check: the binding ingress (dialled as the forwarder d
 
       results = await withEndpoint(dead.url);
       expect(failed(results), formatChecks(results)).toEqual(['ingress.endpoint']);
+      // The dial went over v2: the refusal came as a CONNECT error status.
+      expect(results.find((r) => r.id === 'ingress')!.title).toMatch(/over v2 \(h2c\)$/);
       expect(results.find((r) => r.id === 'ingress.endpoint')!.hint).toMatch(
         /^the ingress answered ERR_730: The endpoint's upstream refused the connection\. \(.*\); start the endpoint's upstream or fix its upstream_url$/,
       );
@@ -629,7 +700,7 @@ describe('endpoint-binder check: the binding ingress (dialled as the forwarder d
       const code = await runCli([...checkArgv(kubeconfig), '--endpoint', 'ep_unknown0000000000000000000']);
       expect(code).toBe(1);
       expect(io.out()).toMatch(
-        /^✓ binding ingress reachable at .* \(plain TCP, loopback\) and the authtoken accepted$/m,
+        /^✓ binding ingress reachable at .* \(plain TCP, loopback\) and the authtoken accepted, over v2 \(h2c\)$/m,
       );
       expect(io.out()).toMatch(
         /^✗ one connection through the ingress to ep_unknown0000000000000000000 answered ok\n {4}hint: no endpoint ep_unknown0000000000000000000 in the account/m,

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IngressV2Pool } from '../../src/api/ingress/v2-dialer.js';
 import { IngressError } from '../../src/api/ingress/dialer.js';
+import { TOKEN_CHECK_URL } from '../../src/forwarder/ingress-credentials.js';
 import { ACME_AUTHTOKEN, startTestMock, type TestMock } from '../helpers/mock-api.js';
 import {
   createEndpoint,
@@ -178,6 +179,20 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
     expect((e1 as IngressError).code).toBe('ERR_710');
     const e2 = await open(pool, 'tcp://rf.x:7905').catch((e: unknown) => e);
     expect((e2 as IngressError).code).toBe('ERR_730');
+  });
+
+  it("the authtoken check's URL (port 0) gets the ingress's verdict, not a client-side error", async () => {
+    const { pool } = await setup();
+    const bad = await pool
+      .open({ authtoken: 'not_a_token_at_all', url: TOKEN_CHECK_URL, timeoutMs: 5_000 })
+      .catch((e: unknown) => e);
+    expect(bad, String(bad)).toBeInstanceOf(IngressError);
+    expect((bad as IngressError).code).toBe('ERR_710');
+    const good = await open(pool, TOKEN_CHECK_URL).catch((e: unknown) => e);
+    // Any answer of the ingress but ERR_710 means the authtoken was accepted.
+    expect(good, String(good)).toBeInstanceOf(IngressError);
+    expect((good as IngressError).fromIngress).toBe(true);
+    expect((good as IngressError).code).not.toBe('ERR_710');
   });
 });
 

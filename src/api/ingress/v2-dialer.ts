@@ -272,7 +272,8 @@ export class IngressV2Pool {
   }
 
   private request(pooled: Pooled, o: OpenStreamOptions): EarlyStream {
-    const { host, port } = parseHostPort(authorityOf(o.url));
+    // Port 0 is the authtoken check's URL (TOKEN_CHECK_URL), answered without an upstream.
+    const { host, port } = parseHostPort(authorityOf(o.url), { allowZero: true });
     let stream: ClientHttp2Stream;
     try {
       stream = pooled.session.request(
