@@ -295,6 +295,43 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
     expect((await as(CONTROLLER, 'DELETE', `/api/v1/namespaces/${NS}/services/ep-a`)).status).toBe(200);
   });
 
+  // #30: an alias of ours whose managed-by a tenant removed may only be marked left behind.
+  it('lets the controller mark an alias that lost managed-by left-behind, and change nothing else of it', async () => {
+    const path = '/api/v1/namespaces/apps/services/lost';
+    expect(
+      (await as(CONTROLLER, 'POST', '/api/v1/namespaces/apps/services', alias('apps', 'lost'))).status,
+    ).toBe(201);
+    const stripped = (await api(sim, 'GET', path)).body as Loose;
+    delete stripped.metadata.labels['app.kubernetes.io/managed-by'];
+    stripped.metadata.labels['endpoint-binder.io/state'] = 'projected';
+    expect((await api(sim, 'PUT', path, stripped)).status).toBe(200);
+    const live = () => api(sim, 'GET', path).then((r) => r.body as Loose);
+    const relabel = (o: Loose) => {
+      o.metadata.labels['endpoint-binder.io/state'] = 'left-behind';
+      o.metadata.annotations = { ...o.metadata.annotations, 'endpoint-binder.io/reason': 'lost managed-by' };
+      return o;
+    };
+    const refusals: Array<[string, (o: Loose) => void]> = [
+      ['its target', (o) => (o.spec.externalName = 'evil.example.com')],
+      ['another label', (o) => (o.metadata.labels['team'] = 'x')],
+      ['a finalizer', (o) => (o.metadata.finalizers = ['example.com/hold'])],
+      ['the state to projected', (o) => (o.metadata.labels['endpoint-binder.io/state'] = 'projected')],
+    ];
+    for (const [what, change] of refusals) {
+      const o = relabel(await live());
+      change(o);
+      const r = await as(CONTROLLER, 'PUT', path, o);
+      expect({ what, status: r.status, message: message(r) }).toMatchObject({ what, status: 403 });
+    }
+    const r = await as(CONTROLLER, 'PUT', path, relabel(await live()));
+    expect({ status: r.status, body: r.status === 200 ? '' : message(r) }).toEqual({ status: 200, body: '' });
+    const after = await live();
+    expect(after.metadata.labels['endpoint-binder.io/state']).toBe('left-behind');
+    expect(after.spec.externalName).toBe(`ep-a.${NS}.svc.cluster.local`);
+    // Still not ours: the controller may not delete it.
+    expect((await as(CONTROLLER, 'DELETE', path)).status).toBe(403);
+  });
+
   it('kubectl --as the controller sees the refusal as a user would', async () => {
     const r = await kubectl(['delete', 'service', 'tenant', '-n', 'apps', `--as=${CONTROLLER}`]);
     expect(r.code).toBe(1);

@@ -158,6 +158,52 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
     expect(gone.status).toBe(200);
   });
 
+  // #30: the fence lets the controller mark an alias that lost managed-by left behind, and no more.
+  it('the real fence lets the controller relabel a left-behind alias and refuses any other change to it', async () => {
+    const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
+    const labels = ownershipLabels({ release: RELEASE, operatorNamespace: NAMESPACE });
+    const path = `/api/v1/namespaces/${APPS}/services/lost-alias`;
+    const as = (method: string, p: string, body?: unknown) => t.cluster.fetch(method, p, body, token);
+    const made = await as('POST', `/api/v1/namespaces/${APPS}/services`, {
+      metadata: { name: 'lost-alias', labels: { ...labels, 'endpoint-binder.io/state': 'projected' } },
+      spec: { type: 'ExternalName', externalName: 'x.example.com' },
+    });
+    expect(made.status, JSON.stringify(made.body).slice(0, 300)).toBe(201);
+    type Svc = {
+      metadata: {
+        labels: Record<string, string>;
+        annotations?: Record<string, string>;
+        finalizers?: string[];
+      };
+      spec: { externalName: string };
+    };
+    const live = async () => (await t.cluster.fetch('GET', path)).body as Svc;
+    const stripped = await live();
+    delete stripped.metadata.labels['app.kubernetes.io/managed-by'];
+    expect((await t.cluster.fetch('PUT', path, stripped)).status).toBe(200);
+    const relabel = (o: Svc): Svc => {
+      o.metadata.labels['endpoint-binder.io/state'] = 'left-behind';
+      o.metadata.annotations = { ...o.metadata.annotations, 'endpoint-binder.io/reason': 'lost managed-by' };
+      return o;
+    };
+    const refusals: Array<[string, (o: Svc) => void]> = [
+      ['its target', (o) => (o.spec.externalName = 'evil.example.com')],
+      ['another label', (o) => (o.metadata.labels['team'] = 'x')],
+      ['a finalizer', (o) => (o.metadata.finalizers = ['example.com/hold'])],
+    ];
+    for (const [what, change] of refusals) {
+      const o = relabel(await live());
+      change(o);
+      const r = await as('PUT', path, o);
+      expect(r.status, `${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(403);
+    }
+    const r = await as('PUT', path, relabel(await live()));
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+    expect((await live()).metadata.labels['endpoint-binder.io/state']).toBe('left-behind');
+    expect((await as('DELETE', path)).status, 'still not ours to delete').toBe(403);
+    await t.cluster.fetch('DELETE', path);
+  });
+
   it('a restart of every controller replica writes no Service (counted by the audit log)', async () => {
     const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
     const holder = async () =>
