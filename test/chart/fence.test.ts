@@ -82,6 +82,19 @@ async function call(
   return { status: res.statusCode, body: parsed };
 }
 
+/** `helm install` of the chart as the tests here install it: defaults, no config-check hook. */
+const installArgs = () => [
+  'install',
+  'eb',
+  CHART,
+  '-n',
+  NS,
+  '-f',
+  valuesFile(NO_CHECK_HOOK),
+  '--timeout',
+  '60s',
+];
+
 describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy, enforced by kubesim', () => {
   let sim: Kubesim;
   let dir: string;
@@ -148,17 +161,7 @@ describe.skipIf(skip !== undefined)('chart fence: the ValidatingAdmissionPolicy,
       '/api/v1/namespaces/apps/services',
       service('apps', 'tenant', { type: 'ClusterIP', ports: [{ port: 80 }] }),
     );
-    const installed = await helm([
-      'install',
-      'eb',
-      CHART,
-      '-n',
-      NS,
-      '-f',
-      valuesFile(NO_CHECK_HOOK),
-      '--timeout',
-      '60s',
-    ]);
+    const installed = await helm(installArgs());
     expect(installed.stderr).toBe('');
     expect(installed.code).toBe(0);
   }, budget(120_000));
@@ -388,17 +391,7 @@ describe.skipIf(skip !== undefined)('uninstall hook RBAC: hook resources only', 
     'the hook service account can touch no Service after install, while the hook runs it can, after uninstall it cannot',
     { timeout: budget(150_000) },
     async () => {
-      const installed = await helm([
-        'install',
-        'eb',
-        CHART,
-        '-n',
-        NS,
-        '-f',
-        valuesFile(NO_CHECK_HOOK),
-        '--timeout',
-        '60s',
-      ]);
+      const installed = await helm(installArgs());
       expect(installed.code, installed.stderr).toBe(0);
       expect(await canI(UNINSTALL, 'delete')).toBe('no');
       expect(await canI(UNINSTALL, 'update')).toBe('no');
