@@ -29,6 +29,8 @@ export async function startForwarderProcess(opts: {
   ingress: ForwarderIngress;
   routes: ReadonlyArray<readonly [forwarderPort: number, url: string]>;
   nodeFlags?: string[];
+  /** More top-level forwarder config (e.g. `dialOn`). */
+  config?: Record<string, unknown>;
 }): Promise<ChildProcess> {
   const identity = { release: opts.release, operatorNamespace: opts.namespace };
   const groupPorts = opts.routes.map(([forwarderPort, url]) => {
@@ -54,6 +56,7 @@ export async function startForwarderProcess(opts: {
       limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
       drain: { delaySeconds: 0, timeoutSeconds: 1 },
       logLevel: 'info',
+      ...opts.config,
     }),
   );
   let bound = 0;
