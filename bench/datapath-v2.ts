@@ -12,7 +12,8 @@
  * per idle forwarded connection (`--idle` connections, each after one echo; 0 ms paths only).
  * Every path is measured once per round, `--pairs` rounds, in a fixed order.
  *
- *   npx tsx bench/datapath-v2.ts [--conns 1000 --concurrency 16 --pairs 2 --rtt 50 --ttfb 50 --mib 64 --idle 1000]
+ *   npx tsx bench/datapath-v2.ts [--conns 3000 --concurrency 16 --pairs 3 --rtt 50 --ttfb 100 --mib 64 --idle 1000]
+ *   (the run in BENCHMARKS.md: --conns 600 --pairs 3 --ttfb 50)
  *
  * `dialer`: the client side of the protocol alone, no forwarder: one forwarded connection = open
  * through the ingress, a 1-byte echo, close.
