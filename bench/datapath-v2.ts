@@ -1,6 +1,22 @@
 /**
- * Binding ingress protocol v1 against v2 over TLS, the client side only (the forwarder does not
- * dial v2 yet): one forwarded connection = open through the ingress, a 1-byte echo, close.
+ * Binding ingress protocol v1 against v2, in two parts (`--part`).
+ *
+ * `forwarder` (default): the real forwarder process (`endpoint-binder forwarder`, `ingress.protocol`
+ * v1 or v2), plain and TLS, against the mock ingress directly (0 ms) and through a delay proxy of
+ * `--rtt` ms between forwarder and ingress; beside direct (client → upstream) and the minimal relay
+ * (bench/datapath-roles.ts `relay`: accept, v1 dial, pipe; plain and TLS with a cached context) at
+ * 0 ms. Per path: new connections/s and CPU per connection (the forwarder's or relay's process and
+ * the ingress process, from /proc; the client and the delay proxy share this process and are not
+ * counted), the time from the client's connect to the echo of its first byte (sent at once),
+ * p50/p99 of sequential connections, a `--mib` MiB stream to a sink, and the forwarder's RSS growth
+ * per idle forwarded connection (`--idle` connections, each after one echo; 0 ms paths only).
+ * Every path is measured once per round, `--pairs` rounds, in a fixed order.
+ *
+ *   npx tsx bench/datapath-v2.ts [--conns 3000 --concurrency 16 --pairs 3 --rtt 50 --ttfb 100 --mib 64 --idle 1000]
+ *   (the run in BENCHMARKS.md: --conns 600 --pairs 3 --ttfb 50)
+ *
+ * `dialer`: the client side of the protocol alone, no forwarder: one forwarded connection = open
+ * through the ingress, a 1-byte echo, close.
  *
  *   v1  connectThroughIngress: one TLS connection per forwarded connection (one cached
  *       SecureContext, session resumption), as the forwarder dials today
@@ -12,7 +28,7 @@
  * `--rtt` ms, sequential connections.
  * Modes alternate `--pairs` times in one run.
  *
- *   npx tsx bench/datapath-v2.ts [--conns 3000 --concurrency 16 --pairs 3 --rtt 50 --ttfb 100]
+ *   npx tsx bench/datapath-v2.ts --part dialer [--conns 3000 --concurrency 16 --pairs 3 --rtt 50 --ttfb 100]
  */
 import { z } from 'zod';
 import { connectThroughIngress } from '../src/api/ingress/dialer.js';
@@ -24,8 +40,12 @@ import { parseBenchArgs } from './support/args.js';
 import { createTcpEndpoint } from './support/endpoints.js';
 import { bounded, cpuSeconds, loadAverage, median } from './support/load.js';
 import { children, spawnJson } from './support/spawn-json.js';
+import { forwarderPart } from './datapath-v2-forwarder.js';
 
 const Args = z.object({
+  part: z.enum(['forwarder', 'dialer']).default('forwarder'),
+  mib: z.coerce.number().int().min(1).max(4096).default(64),
+  idle: z.coerce.number().int().min(0).max(8000).default(1000),
   conns: z.coerce.number().int().min(100).max(100_000).default(3000),
   concurrency: z.coerce.number().int().min(1).max(256).default(16),
   pairs: z.coerce.number().int().min(1).max(20).default(3),
@@ -113,7 +133,7 @@ async function rate(
   return { perSecond: count / ((performance.now() - t0) / 1000), failed };
 }
 
-async function main(): Promise<void> {
+async function dialerPart(): Promise<void> {
   log(
     `datapath-v2 bench: node ${process.version}, ${args.conns} connections x${args.concurrency}, ${args.pairs} pairs, ttfb ${args.ttfb} at ${args.rtt} ms RTT`,
   );
@@ -194,7 +214,9 @@ async function main(): Promise<void> {
 }
 
 try {
-  await main();
+  await (args.part === 'dialer'
+    ? dialerPart()
+    : forwarderPart({ ...args, apiKey: API_KEY, authtoken: AUTHTOKEN }));
 } finally {
   for (const c of children) c.kill('SIGKILL');
 }

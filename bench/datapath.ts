@@ -13,16 +13,15 @@
  * Loopback only; bounded in bytes, counts and time.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { parseBenchArgs } from './support/args.js';
 import { createTcpEndpoint } from './support/endpoints.js';
-import { parseEndpointUrl } from '../src/binding/endpoint-url.js';
 import { startKubesim } from '../src/kubesim/index.js';
-import { createInternalService } from './support/internal-service.js';
+import { startForwarderProcess } from './support/forwarder-process.js';
 import { children, spawnJson } from './support/spawn-json.js';
 import {
   bounded,
@@ -32,6 +31,8 @@ import {
   freePort,
   median,
   oneConnection,
+  rssMiB,
+  stream,
 } from './support/load.js';
 
 const Args = z.object({
@@ -55,29 +56,6 @@ const SINK_URL = 'tcp://sink.bench:7001';
 
 function log(line: string): void {
   process.stdout.write(line + '\n');
-}
-
-/** Sends `mib` MiB to the sink and waits for its byte count: MiB/s. */
-async function stream(port: number, mib: number): Promise<number> {
-  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
-  const s = await dial(port);
-  const t0 = process.hrtime.bigint();
-  const reply = new Promise<string>((resolve, reject) => {
-    let text = '';
-    s.setEncoding('utf8');
-    s.on('data', (c: string) => (text += c));
-    s.once('end', () => resolve(text.trim()));
-    s.once('error', reject);
-  });
-  for (let i = 0; i < mib; i++) {
-    if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
-  }
-  s.end();
-  const got = await reply;
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  s.destroy();
-  if (got !== String(mib * 1024 * 1024)) throw new Error(`sink got ${got} bytes, sent ${mib * 1024 * 1024}`);
-  return mib / seconds;
 }
 
 /** `n` connections opened at once, each one echo: how many were served, and connect+echo times in ms. */
@@ -137,12 +115,6 @@ async function pingLatencies(port: number, n: number): Promise<number[]> {
 
 const pct = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
-  return kb / 1024;
-}
 
 function haveSocat(): boolean {
   return spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
@@ -205,55 +177,27 @@ async function main(): Promise<void> {
 
   const sim = await startKubesim({ initialNamespaces: ['default', NS] });
   const [echoPort, sinkPort] = [await freePort(), await freePort()];
-  const ports = new Map([
-    [echoPort, ECHO_URL],
-    [sinkPort, SINK_URL],
-  ]);
-  // Built by the projection core, exactly as the controller writes it.
-  const groupPorts = [...ports].map(([forwarderPort, url]) => {
-    const parsed = parseEndpointUrl(url);
-    if (!parsed.ok) throw new Error(parsed.message);
-    return { url: parsed.value, forwarderPort };
-  });
-  await createInternalService(sim, {
-    identity: IDENTITY,
-    name: 'ep-bench',
-    endpointId: 'ep_bench',
-    groupPorts,
-  });
   const dir = await mkdtemp(join(tmpdir(), 'datapath-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await sim.writeKubeconfig(kubeconfig);
-  const config = join(dir, 'forwarder.yaml');
-  await writeFile(
-    config,
-    JSON.stringify({
-      releaseName: IDENTITY.release,
-      operatorNamespace: NS,
-      listenHost: '127.0.0.1',
-      ingress: { tls: false, address: ing.value.ingress },
-      http: { listen: '127.0.0.1:0' },
-      limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
-      drain: { delaySeconds: 0, timeoutSeconds: 1 },
-      logLevel: 'info',
-    }),
-  );
-  let bound = 0;
   // BENCH_CPU_PROF=<dir>: the plain forwarder writes a CPU profile there when it exits.
   const prof = process.env['BENCH_CPU_PROF'];
-  const fwd = await spawnJson(
-    [
-      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
-      'src/cli/main.ts',
-      'forwarder',
-      '--config',
-      config,
-      '--kubeconfig',
+  const fwd = {
+    child: await startForwarderProcess({
+      sim,
       kubeconfig,
-    ],
-    { ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },
-    (o) => (o['msg'] === 'forwarder listener bound' && ++bound === 2 ? true : undefined),
-  );
+      dir,
+      release: IDENTITY.release,
+      namespace: NS,
+      authtoken: AUTHTOKEN,
+      ingress: { tls: false, address: ing.value.ingress },
+      routes: [
+        [echoPort, ECHO_URL],
+        [sinkPort, SINK_URL],
+      ],
+      ...(prof ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}),
+    }),
+  };
   const fwdPid = fwd.child.pid!;
 
   // Warm up both paths (JIT, connection setup code) with small amounts.
@@ -450,35 +394,19 @@ async function main(): Promise<void> {
   log(
     `  relay CPU per TLS connection: context per connection ${tlsCpuPerConn('tls-fresh')} us; cached + resumption ${tlsCpuPerConn('tls-cached')} us  ratio ${fmt(tlsCpu['tls-fresh'] / tlsCpu['tls-cached'], 2)}x`,
   );
-  const tlsIdentity = { release: 'bench-tls', operatorNamespace: NS };
   const tlsPort = await freePort();
-  const echoUrl = parseEndpointUrl(ECHO_URL);
-  if (!echoUrl.ok) throw new Error(echoUrl.message);
-  await createInternalService(sim, {
-    identity: tlsIdentity,
-    name: 'ep-bench-tls',
-    endpointId: 'ep_bench_tls',
-    groupPorts: [{ url: echoUrl.value, forwarderPort: tlsPort }],
-  });
-  const tlsConfig = join(dir, 'forwarder-tls.yaml');
-  await writeFile(
-    tlsConfig,
-    JSON.stringify({
-      releaseName: tlsIdentity.release,
-      operatorNamespace: NS,
-      listenHost: '127.0.0.1',
+  const fwdTls = {
+    child: await startForwarderProcess({
+      sim,
+      kubeconfig,
+      dir,
+      release: 'bench-tls',
+      namespace: NS,
+      authtoken: AUTHTOKEN,
       ingress: { tls: true, address: ingTls.value.ingress, caFile },
-      http: { listen: '127.0.0.1:0' },
-      limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
-      drain: { delaySeconds: 0, timeoutSeconds: 1 },
-      logLevel: 'info',
+      routes: [[tlsPort, ECHO_URL]],
     }),
-  );
-  const fwdTls = await spawnJson(
-    ['src/cli/main.ts', 'forwarder', '--config', tlsConfig, '--kubeconfig', kubeconfig],
-    { ENDPOINT_BINDER_AUTHTOKEN: AUTHTOKEN },
-    (o) => (o['msg'] === 'forwarder listener bound' ? true : undefined),
-  );
+  };
   await bounded('connectionRate', connectionRate(tlsPort, 200, args.concurrency));
   const cpuT0 = await cpuSeconds(fwdTls.child.pid!);
   const rateTlsFwd = await bounded(

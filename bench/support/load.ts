@@ -92,3 +92,33 @@ export async function loadAverage(): Promise<string> {
   const text = await readFile('/proc/loadavg', 'utf8');
   return text.split(' ').slice(0, 3).join(' ');
 }
+
+/** Sends `mib` MiB to the sink and waits for its byte count: MiB/s. */
+export async function stream(port: number, mib: number): Promise<number> {
+  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+  const s = await dial(port);
+  const t0 = process.hrtime.bigint();
+  const reply = new Promise<string>((resolve, reject) => {
+    let text = '';
+    s.setEncoding('utf8');
+    s.on('data', (c: string) => (text += c));
+    s.once('end', () => resolve(text.trim()));
+    s.once('error', reject);
+  });
+  for (let i = 0; i < mib; i++) {
+    if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
+  }
+  s.end();
+  const got = await reply;
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  s.destroy();
+  if (got !== String(mib * 1024 * 1024)) throw new Error(`sink got ${got} bytes, sent ${mib * 1024 * 1024}`);
+  return mib / seconds;
+}
+
+/** A process's resident set size, MiB. */
+export async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}

@@ -1,0 +1,263 @@
+/**
+ * The `forwarder` part of bench/datapath-v2.ts (see there): the real forwarder over ingress v1
+ * and v2, plain and TLS, at 0 ms and `rtt` ms between forwarder and ingress, beside direct and the
+ * minimal relay, in one run.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseHostPort } from '../src/net/host-port.js';
+import { startKubesim } from '../src/kubesim/index.js';
+import { startDelayProxy } from './datapath-delay-proxy.js';
+import { createTcpEndpoint } from './support/endpoints.js';
+import { startForwarderProcess } from './support/forwarder-process.js';
+import {
+  bounded,
+  connectionRate,
+  cpuSeconds,
+  dial,
+  freePort,
+  loadAverage,
+  median,
+  oneConnection,
+  rssMiB,
+  stream,
+} from './support/load.js';
+import { spawnJson } from './support/spawn-json.js';
+
+const NS = 'endpoint-binder';
+const ECHO_URL = 'tcp://echo.bench:7000';
+const SINK_URL = 'tcp://sink.bench:7001';
+
+export interface ForwarderPartArgs {
+  conns: number;
+  concurrency: number;
+  pairs: number;
+  rtt: number;
+  ttfb: number;
+  mib: number;
+  idle: number;
+  apiKey: string;
+  authtoken: string;
+}
+
+/** One way from the client to the upstream: its echo and sink ports and the processes in it. */
+interface Path {
+  label: string;
+  rtt: number;
+  echo: number;
+  sink: number;
+  hopPid?: number; // the forwarder or relay
+  ingressPid?: number;
+  forwarder: boolean;
+}
+
+interface Tally {
+  rates: number[];
+  hopCpu: number;
+  ingressCpu: number;
+  conns: number;
+  ttfbMs: number[];
+  streams: number[];
+  idleKiB?: number;
+}
+
+function log(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+async function ingressRole(role: 'ingress' | 'ingress-tls', a: ForwarderPartArgs) {
+  return spawnJson(
+    ['bench/datapath-roles.ts', role],
+    { BENCH_API_KEY: a.apiKey, BENCH_AUTHTOKEN: a.authtoken },
+    (o) =>
+      typeof o['ingress'] === 'string'
+        ? { api: o['api'] as string, ingress: o['ingress'], ca: typeof o['ca'] === 'string' ? o['ca'] : '' }
+        : undefined,
+  );
+}
+
+async function relayRole(ingress: string, url: string, mode: 'plain' | 'tls-cached', caFile: string) {
+  return spawnJson(['bench/datapath-roles.ts', 'relay', ingress, url, mode, caFile], {}, (o) =>
+    typeof o['relay'] === 'number' ? o['relay'] : undefined,
+  );
+}
+
+/** Sequential connections: ms from the connect to the echo of the first byte (sent at once). */
+async function firstByteTimes(port: number, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await oneConnection(port);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** RSS growth of `pid` per idle forwarded connection (each after one echo), KiB. */
+async function idleKiB(pid: number, port: number, n: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = await rssMiB(pid);
+  const idle: Socket[] = [];
+  let next = 0;
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < n) {
+        next++;
+        const s = await dial(port).catch(() => undefined);
+        if (!s) {
+          failed++;
+          continue;
+        }
+        s.on('error', () => undefined); // a reset is counted, not thrown
+        const ok = await new Promise<boolean>((resolve) => {
+          s.once('data', () => resolve(true));
+          s.once('close', () => resolve(false));
+          s.write('x');
+        });
+        if (ok) idle.push(s);
+        else failed++;
+      }
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 2000));
+  const after = await rssMiB(pid);
+  for (const s of idle) s.destroy();
+  await new Promise((r) => setTimeout(r, 1000));
+  if (failed > 0) log(`idle ${pid}: ${failed} of ${n} connections failed before their echo`);
+  return ((after - before) * 1024) / idle.length;
+}
+
+async function measureRound(p: Path, t: Tally, a: ForwarderPartArgs): Promise<void> {
+  const cpu = async () => [
+    p.hopPid ? await cpuSeconds(p.hopPid) : 0,
+    p.ingressPid ? await cpuSeconds(p.ingressPid) : 0,
+  ];
+  const c0 = await cpu();
+  t.rates.push(await bounded(`${p.label} rate`, connectionRate(p.echo, a.conns, a.concurrency)));
+  const c1 = await cpu();
+  t.hopCpu += c1[0]! - c0[0]!;
+  t.ingressCpu += c1[1]! - c0[1]!;
+  t.conns += a.conns;
+  t.ttfbMs.push(...(await bounded(`${p.label} ttfb`, firstByteTimes(p.echo, a.ttfb))));
+  t.streams.push(await bounded(`${p.label} stream`, stream(p.sink, a.mib)));
+}
+
+const pct = (xs: number[], q: number): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+
+function row(p: Path, t: Tally): string {
+  const us = (sec: number) => (t.conns ? ((sec / t.conns) * 1e6).toFixed(0) : '-');
+  const rttOf = (ms: number) => (p.rtt > 0 ? ` (${(ms / p.rtt).toFixed(2)} RTT)` : '');
+  return [
+    p.label.padEnd(20),
+    `${median(t.rates).toFixed(0)} conn/s`,
+    `CPU/conn hop ${p.hopPid ? us(t.hopCpu) : '-'} µs + ingress ${p.ingressPid ? us(t.ingressCpu) : '-'} µs`,
+    `ttfb p50 ${pct(t.ttfbMs, 0.5).toFixed(1)} ms${rttOf(pct(t.ttfbMs, 0.5))} p99 ${pct(t.ttfbMs, 0.99).toFixed(1)} ms${rttOf(pct(t.ttfbMs, 0.99))}`,
+    `stream ${median(t.streams).toFixed(1)} MiB/s`,
+    `idle ${t.idleKiB === undefined ? '-' : t.idleKiB.toFixed(2) + ' KiB/conn'}`,
+  ].join(' | ');
+}
+
+export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
+  log(
+    `datapath-v2 forwarder bench: node ${process.version}, ${a.pairs} rounds of ${a.conns} connections x${a.concurrency}, ${a.ttfb} sequential first bytes, ${a.mib} MiB stream per path; ${a.idle} idle; RTT 0 and ${a.rtt} ms`,
+  );
+  log(`load average at start: ${await loadAverage()}`);
+  const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
+    typeof o['echo'] === 'number' ? { echo: o['echo'], sink: o['sink'] as number } : undefined,
+  );
+  const ingresses = { plain: await ingressRole('ingress', a), tls: await ingressRole('ingress-tls', a) };
+  for (const ing of Object.values(ingresses)) {
+    await createTcpEndpoint(ing.value.api, a.apiKey, ECHO_URL, up.value.echo);
+    await createTcpEndpoint(ing.value.api, a.apiKey, SINK_URL, up.value.sink);
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'datapath-v2-bench-'));
+  const caFile = join(dir, 'ingress-ca.pem');
+  await writeFile(caFile, ingresses.tls.value.ca);
+  const sim = await startKubesim({ initialNamespaces: ['default', NS] });
+  const kubeconfig = join(dir, 'kubeconfig');
+  await sim.writeKubeconfig(kubeconfig);
+  const proxies = [];
+
+  const paths: Path[] = [
+    { label: 'direct', rtt: 0, echo: up.value.echo, sink: up.value.sink, forwarder: false },
+  ];
+  for (const sec of ['plain', 'tls'] as const) {
+    const ing = ingresses[sec].value;
+    const mode = sec === 'plain' ? 'plain' : 'tls-cached';
+    const [echo, sink] = [
+      await relayRole(ing.ingress, ECHO_URL, mode, caFile),
+      await relayRole(ing.ingress, SINK_URL, mode, caFile),
+    ];
+    paths.push({
+      label: `relay ${sec}`,
+      rtt: 0,
+      echo: echo.value,
+      sink: sink.value,
+      hopPid: echo.child.pid!, // connections go through the echo relay
+      ingressPid: ingresses[sec].child.pid!,
+      forwarder: false,
+    });
+  }
+  for (const rtt of [0, a.rtt]) {
+    for (const sec of ['plain', 'tls'] as const) {
+      let address = ingresses[sec].value.ingress;
+      if (rtt > 0) {
+        const proxy = await startDelayProxy(parseHostPort(address), rtt);
+        proxies.push(proxy);
+        address = proxy.address;
+      }
+      for (const protocol of ['v1', 'v2'] as const) {
+        const [echo, sink] = [await freePort(), await freePort()];
+        const child = await startForwarderProcess({
+          sim,
+          kubeconfig,
+          dir,
+          release: `b27-${protocol}-${sec}-${rtt}`,
+          namespace: NS,
+          authtoken: a.authtoken,
+          ingress: { address, tls: sec === 'tls', protocol, ...(sec === 'tls' ? { caFile } : {}) },
+          routes: [
+            [echo, ECHO_URL],
+            [sink, SINK_URL],
+          ],
+        });
+        paths.push({
+          label: `fwd ${protocol} ${sec} ${rtt}ms`,
+          rtt,
+          echo,
+          sink,
+          hopPid: child.pid!,
+          ingressPid: ingresses[sec].child.pid!,
+          forwarder: true,
+        });
+      }
+    }
+  }
+
+  const tallies = new Map<Path, Tally>(
+    paths.map((p) => [p, { rates: [], hopCpu: 0, ingressCpu: 0, conns: 0, ttfbMs: [], streams: [] }]),
+  );
+  for (const p of paths) {
+    await bounded(`${p.label} warm-up`, connectionRate(p.echo, 100, a.concurrency));
+    await bounded(`${p.label} warm-up`, stream(p.sink, 8));
+  }
+  // Idle memory first, while the forwarders' heaps are small and settled (0 ms paths; the RTT
+  // changes when, not what, a connection holds).
+  if (a.idle > 0)
+    for (const p of paths)
+      if (p.forwarder && p.rtt === 0) tallies.get(p)!.idleKiB = await idleKiB(p.hopPid!, p.echo, a.idle);
+  for (let round = 0; round < a.pairs; round++) {
+    for (const p of paths) await measureRound(p, tallies.get(p)!, a);
+    log(`round ${round + 1} done, load average ${await loadAverage()}`);
+  }
+  for (const p of paths) log(row(p, tallies.get(p)!));
+  log(`load average at end: ${await loadAverage()}`);
+  for (const p of proxies) await p.close();
+  await sim.stop();
+}
