@@ -4,9 +4,9 @@
  * controller's own (forwarder-health.ts), and so is the merge; this file only puts them in place
  * of the controller's answer.
  */
-import { dataPathCells, dataPathDocument } from '../controller/data-path.js';
+import { dataPathCells, dataPathDocument } from '../controller/decide/data-path.js';
 import { gatherDataPath, staticForwarderSource } from '../controller/forwarder-health.js';
-import type { StatusDocument } from '../controller/status.js';
+import type { StatusDocument } from '../controller/decide/status.js';
 
 /** The status document with its data path read from `bases` (each a forwarder's HTTP server) now. */
 export async function withForwarders(doc: StatusDocument, bases: readonly string[]): Promise<StatusDocument> {

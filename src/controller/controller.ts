@@ -25,18 +25,18 @@ import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
-import { eventKey } from './reporting.js';
+import { eventKey } from './decide/reporting.js';
 import { controllerMetrics } from './metrics.js';
 import { ControllerQueue, PASS } from './queue.js';
 import { Reconciler } from './reconciler.js';
 import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
-import { leadership as leadershipOf, type LeadershipView } from './status-leader.js';
+import { leadership as leadershipOf, type LeadershipView } from './decide/status-leader.js';
 import { trackDeletingServices } from './deleting-services.js';
-import { ObservedView, convergenceGap, type ObservedStatus } from './status-observed.js';
-import { dataPathCell, dataPathDocument } from './data-path.js';
+import { ObservedView, convergenceGap, type ObservedStatus } from './decide/status-observed.js';
+import { dataPathCell, dataPathDocument } from './decide/data-path.js';
 import { DataPathGatherer, podForwarderSource, type ForwarderSource } from './forwarder-health.js';
-import { stateCounts, type StatusDocument } from './status.js';
+import { stateCounts, type StatusDocument } from './decide/status.js';
 
 export const VERSION = '0.1.0';
 

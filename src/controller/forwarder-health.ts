@@ -17,7 +17,7 @@ import {
   type DataPathSnapshot,
   type ForwarderAnswer,
   type ForwarderRead,
-} from './data-path.js';
+} from './decide/data-path.js';
 
 /** A forwarder to read (`url`, its `/status`), or one found but not readable (`problem`). */
 export interface ForwarderTarget {
