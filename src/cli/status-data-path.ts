@@ -1,6 +1,6 @@
 /**
  * `status --forwarder-url`: the DATA PATH column from forwarders the caller names, instead of the
- * ones the controller gathered (its `/status` carries them: data-path.ts). The reads are the
+ * ones the controller gathered (its `/status` carries them: controller/decide/data-path.ts). The reads are the
  * controller's own (forwarder-health.ts), and so is the merge; this file only puts them in place
  * of the controller's answer.
  */
