@@ -2,9 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm run test:unit`: the fast inner loop, the pure core's tables only (no server, no child
- * process, no wall-clock wait): the binding rules, the queue and work queue, the forwarder's
- * pure parts, the schemas and parsers, and the tests' own wait helper. `npm test` runs these too,
- * with everything else.
+ * process, no wall-clock wait): the binding rules, the controller's pure decisions
+ * (test/controller/decide/ and the tables of src/controller/decide/), the queue and work queue,
+ * the forwarder's pure parts, the schemas and parsers, and the tests' own wait helper.
+ * `npm test` runs these too, with everything else.
  */
 export default defineConfig({
   test: {
@@ -20,6 +21,7 @@ export default defineConfig({
       'test/check/ingress-decisions.test.ts',
       'test/api/sse-parser.test.ts',
       'test/controller/queue.test.ts',
+      'test/controller/decide/**/*.test.ts',
       'test/controller/reporting-decisions.test.ts',
       'test/controller/reported-once.test.ts',
       'test/controller/foreign-holder.test.ts',

@@ -20,7 +20,7 @@ const args = parseBenchArgs(
 const MODULES = [
   'zod',
   'undici',
-  'dist/controller/status.js',
+  'dist/controller/decide/status.js',
   'dist/cli/status-view.js',
   'dist/cli/status-data-path.js',
   'dist/cli/status-command.js',

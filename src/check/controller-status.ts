@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { StatusDocumentSchema, type StatusDocument } from '../controller/status.js';
+import { StatusDocumentSchema, type StatusDocument } from '../controller/decide/status.js';
 import { fail, pass, skipped, type CheckResult } from './result.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { request } from 'undici';
 import { z } from 'zod';
-import { StatusDocumentSchema } from '../controller/status.js';
+import { StatusDocumentSchema } from '../controller/decide/status.js';
 import { controllerStatusCheck, readControllerStatus, type ControllerAnswer } from './controller-status.js';
 import { ApiError, ManagementClient } from '../api/client/index.js';
 import type { KubernetesOperator } from '../api/schemas/operator.js';

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { z } from 'zod';
-import { StatusDocumentSchema } from '../controller/status.js';
+import { StatusDocumentSchema } from '../controller/decide/status.js';
 import { UsageError, type Command } from './command.js';
 import { parseFlags } from './flags.js';
 import { writeOut } from './output.js';

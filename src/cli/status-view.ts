@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { dataPathNotes } from '../controller/data-path.js';
-import { formatStatusTable, type StatusDocument } from '../controller/status.js';
+import { dataPathNotes } from '../controller/decide/data-path.js';
+import { formatStatusTable, type StatusDocument } from '../controller/decide/status.js';
 
 /**
  * What `endpoint-binder status` prints, saying only what the controller knows (issue #29 item 4):

@@ -24,6 +24,7 @@ import {
   type Service,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
+import type { NameRecord } from './decide/name-lookup.js';
 
 /** A write of ours the watch has not shown yet (so the pass right after it does not write again). */
 export interface PendingWrite {
@@ -34,29 +35,8 @@ export interface PendingWrite {
   at: number;
 }
 
-/**
- * What is known about a Service name this install wants and does not hold (a name it holds is
- * in the cache). Learned by reading the name before the first write that depends on it, and
- * from a create that found the name taken.
- */
-export interface NameRecord {
-  /**
-   * `foreign`: a Service not of this install holds it (never touched; checked again with
-   * backoff). `free`: nobody held it at the last read. `unread`: the read failed; planned as free
-   * (a create that finds it taken reads the holder) and read again with backoff.
-   */
-  holder: 'foreign' | 'free' | 'unread';
-  /** The last read (or refused create) that told us. */
-  checkedAt: number;
-  /** Why the foreign holder is not ours, when it says more than "not ours" (see foreign-holder.ts). */
-  detail?: string;
-  /** A foreign holder was first seen then (kept after it goes, as history). */
-  foreignSince?: number;
-  /** A foreign holder was last seen then. */
-  foreignLastSeen?: number;
-  /** The name was seen free at this time after a foreign holder had been seen. */
-  freedAt?: number;
-}
+/** What is known about a name this install wants and does not hold (decide/name-lookup.ts). */
+export type { NameRecord } from './decide/name-lookup.js';
 
 /**
  * Everything the reconcile pass reads about the cluster, as one plain value: the caches (with

@@ -25,18 +25,19 @@ import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
 import { EndpointFeed } from './feed.js';
-import { eventKey } from './reporting.js';
+import { eventKey } from './decide/reporting.js';
 import { controllerMetrics } from './metrics.js';
 import { ControllerQueue, PASS } from './queue.js';
 import { Reconciler } from './reconciler.js';
 import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
-import { leadership as leadershipOf, type LeadershipView } from './status-leader.js';
+import { leadership as leadershipOf, type LeadershipView } from './decide/status-leader.js';
 import { trackDeletingServices } from './deleting-services.js';
-import { ObservedView, convergenceGap, type ObservedStatus } from './status-observed.js';
-import { dataPathCell, dataPathDocument } from './data-path.js';
+import { ObservedView, convergenceGap, type ObservedStatus } from './decide/status-observed.js';
+import { dataPathCell, dataPathDocument } from './decide/data-path.js';
 import { DataPathGatherer, podForwarderSource, type ForwarderSource } from './forwarder-health.js';
-import { stateCounts, type StatusDocument } from './status.js';
+import { stateCounts, type StatusDocument } from './decide/status.js';
+import { decideReadiness } from './decide/readiness.js';
 
 export const VERSION = '0.1.0';
 
@@ -381,51 +382,20 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     return gapMemo.gap;
   };
   const readiness = (): ProbeResult => {
-    const reasons: string[] = [];
-    if (!registration.operator) {
-      const error = registration.error;
-      reasons.push(
-        error
-          ? `not registered with the management API: ${error}`
-          : 'not registered with the management API yet',
-      );
-    }
-    if (config.bindings.enabled && !cluster.synced) {
-      reasons.push(
-        `caches of Services, Namespaces and the install record not synced yet (${cluster.unsyncedReasons().join('; ')})`,
-      );
-    }
     const lead = leadership();
-    let gap = { pending: 0 } as ReturnType<typeof convergenceGap>;
-    if (config.bindings.enabled) {
-      if (!reconciler.caughtUp)
-        reasons.push('no complete sync of the endpoints applied (leader) or computed (follower) yet');
-      const staleReason = reconciler.caughtUp ? stale() : undefined;
-      if (staleReason) reasons.push(staleReason);
-      for (const r of lead.cannotLead) reasons.push(`cannot lead: ${r}`);
-      // A leader is ready when the cluster holds what it planned (differences are reported error states).
-      if (isLeader() && reconciler.caughtUp) {
-        gap = observedGap();
-        if (gap.pending > 0)
-          reasons.push(
-            `${gap.pending} endpoints planned but not yet observed in the cluster (e.g. ${gap.example ?? ''})`,
-          );
-      }
-    }
-    const error = registration.error;
-    return {
-      ok: reasons.length === 0,
-      reasons,
-      detail: {
-        registered: registration.operator !== undefined,
-        ...(error ? { registrationError: error } : {}),
-        cachesSynced: cluster.synced,
-        leader: isLeader(),
-        leaseHolder: lead.holder,
-        caughtUp: reconciler.caughtUp,
-        pending: gap.pending,
-      },
-    };
+    return decideReadiness({
+      registered: registration.operator !== undefined,
+      registrationError: registration.error,
+      bindingsEnabled: config.bindings.enabled,
+      cachesSynced: cluster.synced,
+      unsyncedReasons: () => cluster.unsyncedReasons(),
+      caughtUp: reconciler.caughtUp,
+      stale,
+      leader: isLeader(),
+      leaseHolder: lead.holder,
+      cannotLead: lead.cannotLead,
+      convergenceGap: observedGap,
+    });
   };
   const isReady = (): boolean => readiness().ok;
   // The forwarders' data-path health, read on a timer by every replica (bindings on only: with

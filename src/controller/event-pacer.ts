@@ -1,5 +1,5 @@
 import type { Clock } from '../time/clock.js';
-import type { EventDecision } from './reporting.js';
+import type { EventDecision } from './decide/reporting.js';
 
 /** How often a full recorder queue is looked at again. */
 const WAIT_MS = 50;

@@ -2,7 +2,7 @@
  * Gathers the forwarders' data-path health for `/status` (issue #27 item 5): every replica lists
  * this install's forwarder pods and reads each one's `/status` on its `http` port, with a short
  * timeout and a few reads at a time, on a timer (never per `/status` request: a tool polling
- * `/status` costs the forwarders nothing). What the answers mean is decided in data-path.ts.
+ * `/status` costs the forwarders nothing). What the answers mean is decided in decide/data-path.ts.
  */
 import { Gauge, type Registry } from 'prom-client';
 import { request } from 'undici';
@@ -17,7 +17,7 @@ import {
   type DataPathSnapshot,
   type ForwarderAnswer,
   type ForwarderRead,
-} from './data-path.js';
+} from './decide/data-path.js';
 
 /** A forwarder to read (`url`, its `/status`), or one found but not readable (`problem`). */
 export interface ForwarderTarget {

@@ -4,7 +4,7 @@ import { ROLE_ALIAS, ROLE_LABEL } from '../binding/identity.js';
 import { describeError, isConflict, keyOf, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import type { ApplyOutcome, ServiceApi } from './apply.js';
-import { ReportedOnce } from './reported-once.js';
+import { ReportedOnce } from './decide/reported-once.js';
 
 /** A proven alias uid is remembered this long after it was last seen in any cache. */
 const FORGET_AFTER_MS = 10 * 60_000;

@@ -18,9 +18,9 @@ import { createsInPairs } from '../binding/create-order.js';
 import { LeftBehindAliases } from './left-behind-aliases.js';
 import { EventPacer } from './event-pacer.js';
 import type { LeftBehindAlias } from '../binding/left-behind.js';
-import { NameLookup, freedWithinGrace, splitKey } from './name-lookup.js';
+import { NameLookup, freedWithinGrace, splitKey } from './decide/name-lookup.js';
 import { recordPassMetrics } from './pass-metrics.js';
-import { ReportedOnce } from './reported-once.js';
+import { ReportedOnce } from './decide/reported-once.js';
 import { yieldToEventLoop } from '../time/yield.js';
 import { servedEndpointIds } from '../binding/service-format.js';
 import type {
@@ -37,7 +37,7 @@ import { withProgress } from '../time/progress.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
-import { lostLabelDetail } from './foreign-holder.js';
+import { lostLabelDetail } from './decide/foreign-holder.js';
 import type { InternalServicesChange } from './install-record-writer.js';
 import type { ControllerMetrics } from './metrics.js';
 import { PASS, parseItem, readItem, retryItem, type ControllerQueue, type WorkItem } from './queue.js';
@@ -51,7 +51,7 @@ import {
   writeEvent,
   writeVerb,
   type EventDecision,
-} from './reporting.js';
+} from './decide/reporting.js';
 
 /** A Service whose last write failed: its endpoints show `error` until a write succeeds. */
 export interface WriteFailure {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventPacer } from '../../src/controller/event-pacer.js';
-import type { EventDecision } from '../../src/controller/reporting.js';
+import type { EventDecision } from '../../src/controller/decide/reporting.js';
 import { collectionPath, EventRecorder, kinds, KubeTransport, listAll } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';
 import { silentLogger } from '../../src/log/logger.js';

@@ -9,9 +9,9 @@ import {
   type DataPathSnapshot,
   type ForwarderPod,
   type ForwarderRead,
-} from '../../src/controller/data-path.js';
+} from '../../src/controller/decide/data-path.js';
 import { readForwarderStatus } from '../../src/controller/forwarder-health.js';
-import { StatusDocumentSchema, type StatusDocument } from '../../src/controller/status.js';
+import { StatusDocumentSchema, type StatusDocument } from '../../src/controller/decide/status.js';
 import {
   ForwarderStatusSchema,
   forwarderStatus,
@@ -20,7 +20,7 @@ import {
 import { UrlHealthRecorder } from '../../src/forwarder/url-health.js';
 
 /**
- * The data-path decisions (src/controller/data-path.ts) as tables: the cell of an endpoint from
+ * The data-path decisions (src/controller/decide/data-path.ts) as tables: the cell of an endpoint from
  * what the forwarders answered, the header notes, where a forwarder pod is read; the documents'
  * round trips through their schemas; and the reader's refusals of what is not a forwarder.
  */

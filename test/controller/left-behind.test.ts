@@ -8,7 +8,7 @@ import {
   STATE_LABEL,
 } from '../../src/binding/identity.js';
 import { LEFT_BEHIND_STATE } from '../../src/binding/left-behind.js';
-import { StatusDocumentSchema } from '../../src/controller/status.js';
+import { StatusDocumentSchema } from '../../src/controller/decide/status.js';
 import { kinds, type Service } from '../../src/kube/index.js';
 import { api } from '../kubesim/helpers.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';

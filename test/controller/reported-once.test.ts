@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReportedOnce } from '../../src/controller/reported-once.js';
+import { ReportedOnce } from '../../src/controller/decide/reported-once.js';
 
 describe('ReportedOnce', () => {
   it('reports a key once while it stays, and again after it went and came back', () => {

@@ -15,7 +15,7 @@ import {
   withWriteErrors,
   writeEvent,
   writeVerb,
-} from '../../src/controller/reporting.js';
+} from '../../src/controller/decide/reporting.js';
 import type { Service } from '../../src/kube/objects.js';
 
 function internal(id: string, port = 10000, state = 'projected'): Service {

@@ -1,8 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROLE_INTERNAL, ROLE_LABEL } from '../../src/binding/identity.js';
 import type { EndpointStatus } from '../../src/binding/types.js';
-import { ObservedView, observedStatuses, differingFields } from '../../src/controller/status-observed.js';
-import { leadership } from '../../src/controller/status-leader.js';
+import {
+  ObservedView,
+  observedStatuses,
+  differingFields,
+} from '../../src/controller/decide/status-observed.js';
+import { leadership } from '../../src/controller/decide/status-leader.js';
 import type { Service } from '../../src/kube/index.js';
 import { OPERATOR_NS, eventually, startEnv, type ControllerEnv } from './env.js';
 

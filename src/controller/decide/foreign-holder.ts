@@ -5,9 +5,9 @@ import {
   OPERATOR_NAMESPACE_LABEL,
   ROLE_LABEL,
   type InstallIdentity,
-} from '../binding/identity.js';
-import { servedEndpointIds } from '../binding/service-format.js';
-import type { Service } from '../kube/index.js';
+} from '../../binding/identity.js';
+import { servedEndpointIds } from '../../binding/service-format.js';
+import type { Service } from '../../kube/objects.js';
 
 /**
  * Why a Service holding a name this install wants is not this install's, when it looks like one

@@ -10,8 +10,8 @@
  * any of them is shown, aged on that forwarder's own clock plus the time since it was read.
  */
 import { z } from 'zod';
-import type { ForwarderStatus, ForwarderUrlStatus } from '../forwarder/forwarder-status.js';
-import { dataPathText, type UrlFailure } from '../forwarder/url-health.js';
+import type { ForwarderStatus, ForwarderUrlStatus } from '../../forwarder/forwarder-status.js';
+import { dataPathText, type UrlFailure } from '../../forwarder/url-health.js';
 
 export type ForwarderAnswer = { ok: true; status: ForwarderStatus } | { ok: false; problem: string };
 

@@ -1,4 +1,4 @@
-import type { ErrorKind } from '../kube/errors.js';
+import type { ErrorKind } from '../../kube/errors.js';
 
 /**
  * Who leads, and why this replica cannot, from what it observed. Pure: the controller passes

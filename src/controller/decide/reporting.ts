@@ -1,9 +1,9 @@
-import { REASON_ANNOTATION, ROLE_LABEL, STATE_LABEL } from '../binding/identity.js';
-import { needsUpdate } from '../binding/plan.js';
-import { servedEndpointIds } from '../binding/service-format.js';
-import type { EndpointStatus, ProjectionState } from '../binding/types.js';
-import type { Service } from '../kube/objects.js';
-import type { ApplyOutcome } from './apply.js';
+import { REASON_ANNOTATION, ROLE_LABEL, STATE_LABEL } from '../../binding/identity.js';
+import { needsUpdate } from '../../binding/plan.js';
+import { servedEndpointIds } from '../../binding/service-format.js';
+import type { EndpointStatus, ProjectionState } from '../../binding/types.js';
+import type { Service } from '../../kube/objects.js';
+import type { ApplyOutcome } from './outcome.js';
 
 /**
  * What the controller tells people about a pass, decided by pure functions: the Event for each

@@ -1,5 +1,28 @@
-import type { Service } from '../kube/index.js';
-import type { NameRecord } from './cluster.js';
+import type { Service } from '../../kube/objects.js';
+
+/**
+ * What is known about a Service name this install wants and does not hold (a name it holds is
+ * in the cache). Learned by reading the name before the first write that depends on it, and
+ * from a create that found the name taken.
+ */
+export interface NameRecord {
+  /**
+   * `foreign`: a Service not of this install holds it (never touched; checked again with
+   * backoff). `free`: nobody held it at the last read. `unread`: the read failed; planned as free
+   * (a create that finds it taken reads the holder) and read again with backoff.
+   */
+  holder: 'foreign' | 'free' | 'unread';
+  /** The last read (or refused create) that told us. */
+  checkedAt: number;
+  /** Why the foreign holder is not ours, when it says more than "not ours" (see foreign-holder.ts). */
+  detail?: string;
+  /** A foreign holder was first seen then (kept after it goes, as history). */
+  foreignSince?: number;
+  /** A foreign holder was last seen then. */
+  foreignLastSeen?: number;
+  /** The name was seen free at this time after a foreign holder had been seen. */
+  freedAt?: number;
+}
 
 /** `namespace/name` back into its parts (keys are built by `keyOf`, so one slash comes first). */
 export function splitKey(key: string): [string, string] {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PROJECTION_STATES } from '../binding/types.js';
+import { PROJECTION_STATES } from '../../binding/types.js';
 import { DataPathDocumentSchema } from './data-path.js';
 
 /** The states `/status` reports: the projection's, plus `pending` (planned, not yet observed in the cluster). */

@@ -1,6 +1,6 @@
-import { deletingReason, isDeleting, needsUpdate } from '../binding/plan.js';
-import type { EndpointStatus, ServiceRef } from '../binding/types.js';
-import type { Service } from '../kube/objects.js';
+import { deletingReason, isDeleting, needsUpdate } from '../../binding/plan.js';
+import type { EndpointStatus, ServiceRef } from '../../binding/types.js';
+import type { Service } from '../../kube/objects.js';
 
 /**
  * What `/status` and `/readyz` say about an endpoint is what the cluster holds, as this replica's
