@@ -1,10 +1,9 @@
-import { request } from 'undici';
 import { z } from 'zod';
 import { StatusDocumentSchema } from '../controller/decide/status.js';
 import { UsageError, type Command } from './command.js';
 import { parseFlags } from './flags.js';
+import { getText } from '../net/http-get.js';
 import { writeOut } from './output.js';
-import { withForwarders } from './status-data-path.js';
 import { ListingProgressSchema, statusText } from './status-view.js';
 
 const usage = `Usage: endpoint-binder status [--url <controller http url>] [--forwarder-url <url>]... [-o table|json]
@@ -59,8 +58,8 @@ export const statusCommand: Command = {
     const url = `${flags.url.replace(/\/$/, '')}/status`;
     let text: string;
     try {
-      const res = await request(url, { headersTimeout: 10_000, bodyTimeout: 10_000 });
-      text = await res.body.text();
+      const res = await getText(url, 10_000);
+      text = res.text;
       if (res.statusCode === 404) {
         process.stderr.write(`endpoint-binder status: ${await notServingYet(flags.url)}\n`);
         return 1;
@@ -82,7 +81,10 @@ export const statusCommand: Command = {
     if (!doc.success)
       throw new UsageError(`${url} did not answer a status document: ${doc.error.issues[0]?.message ?? ''}`);
     const forwarders = flags['forwarder-url'];
-    const out = forwarders.length ? await withForwarders(doc.data, forwarders) : doc.data;
+    // Loaded only when asked: reading forwarders pulls in undici, which the plain call does not need.
+    const out = forwarders.length
+      ? await (await import('./status-data-path.js')).withForwarders(doc.data, forwarders)
+      : doc.data;
     const progress = ListingProgressSchema.safeParse(json);
     await writeOut(
       flags.output === 'json'
@@ -102,8 +104,8 @@ const ReadyzAnswer = z.object({ ready: z.boolean(), reasons: z.array(z.string())
 async function notServingYet(base: string): Promise<string> {
   const readyz = `${base.replace(/\/$/, '')}/readyz`;
   try {
-    const res = await request(readyz, { headersTimeout: 5_000, bodyTimeout: 5_000 });
-    const body = ReadyzAnswer.safeParse(JSON.parse(await res.body.text()));
+    const res = await getText(readyz, 5_000);
+    const body = ReadyzAnswer.safeParse(JSON.parse(res.text));
     if (body.success && !body.data.ready)
       return `the controller at ${base} is starting and serves /status once it has registered (not ready: ${body.data.reasons.join('; ') || 'no reason given'}); endpoint-binder check says what it waits for`;
   } catch {
