@@ -115,8 +115,10 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
  * Rules that the scenario's components cannot need, each needed on a path that other tests walk:
  * the forwarder's Warning Event `IngressRecordRefused`, sent only when the install record names
  * an ingress other than the pinned one (test/forwarder/ingress-pin.test.ts); the controller's
- * `pods` get/list, used only by `endpoint-binder check` run in its pod (test/real/product.real.ts
- * runs it with the controller's token on a real API server); the config-check hook's `events`
+ * `pods` get/list, used by `endpoint-binder check` run in its pod (test/real/product.real.ts
+ * runs it with the controller's token on a real API server) and by the DATA PATH reads of the
+ * forwarder pods (test/controller/forwarder-health.test.ts; this scenario's audit showed no pods
+ * request from the controllers, see issue #27's note); the config-check hook's `events`
  * create, used only when it refuses the values (test/e2e/kubesim-install-refused.test.ts).
  */
 function onlyOffTheHappyPath(role: string, rule: unknown): boolean {
