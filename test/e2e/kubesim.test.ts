@@ -117,8 +117,9 @@ describe.skipIf('skip' in helm)('e2e on kubesim', () => {
  * an ingress other than the pinned one (test/forwarder/ingress-pin.test.ts); the controller's
  * `pods` get/list, used by `endpoint-binder check` run in its pod (test/real/product.real.ts
  * runs it with the controller's token on a real API server) and by the DATA PATH reads of the
- * forwarder pods (test/controller/forwarder-health.test.ts; this scenario's audit showed no pods
- * request from the controllers, see issue #27's note); the config-check hook's `events`
+ * forwarder pods (test/controller/forwarder-health.test.ts): this scenario's kubesim serves no
+ * pods (its target runs the Deployments' replicas itself), so the read is answered 404 before
+ * any authorization here; the config-check hook's `events`
  * create, used only when it refuses the values (test/e2e/kubesim-install-refused.test.ts).
  */
 function onlyOffTheHappyPath(role: string, rule: unknown): boolean {
