@@ -83,6 +83,12 @@ export interface ConnectionContext {
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * Client bytes sent on a v2 stream before the ingress answered, and kept (for a replay if it
+ * refuses): one HTTP/2 default stream window, so they never wait on flow control.
+ */
+export const EARLY_BYTES_MAX = 65_535;
+
 /** How long a client answered 502 may take to close before its socket is closed. */
 const BAD_GATEWAY_LINGER_MS = 2_000;
 
@@ -199,6 +205,8 @@ export class ForwardedConnection {
    * high-water mark, so the rest waits in the kernel).
    */
   private readonly onReadable = (): void => {
+    // A stream opened at accept and still waiting for its answer takes the bytes at once.
+    this.sendMoreEarly();
     if (this.sawData) return;
     const eof = this.client.readableLength === 0;
     if (!eof) {
@@ -323,20 +331,32 @@ export class ForwardedConnection {
   }
 
   /**
-   * v2: the client's bytes read so far go out with the request, before the ingress answered, so
-   * the first answer byte comes one round trip after the client's first byte. They are copied,
+   * v2: the client's bytes go out as they arrive, before the ingress answered, so the first answer
+   * byte comes one round trip after the client's first byte whether that byte came before the
+   * stream opened (with the request) or after (while the answer is on its way). They are copied,
    * not consumed (read and put back at once): if the ingress refuses, a retry sends them again
    * and a 502 still finds the request unanswered; once it confirms, pipe() skips them.
    */
   private sendEarly(upstream: Upstream): void {
     this.upstream = upstream;
-    if (!upstream.early) return;
-    const { client } = this;
-    const held = client.readableLength > 0 ? (client.read() as Buffer | null) : null;
+    this.sendMoreEarly();
+  }
+
+  /**
+   * Sends the client's bytes that arrived since the last look to an unconfirmed v2 stream. At most
+   * EARLY_BYTES_MAX are kept for a replay: beyond it the client is not read until the answer (each
+   * read lets the socket buffer one more chunk, so not reading is what stops it).
+   */
+  private sendMoreEarly(): void {
+    const { client, upstream } = this;
+    if (!upstream?.early || this.piped || this.outcome || upstream.gone) return;
+    if (this.earlyBytes >= EARLY_BYTES_MAX || client.readableLength <= this.earlyBytes) return;
+    const held = client.read() as Buffer | null;
     if (!held) return;
     client.unshift(held);
-    this.earlyBytes = held.length;
-    upstream.duplex.write(held);
+    const fresh = held.subarray(this.earlyBytes, EARLY_BYTES_MAX);
+    this.earlyBytes += fresh.length;
+    upstream.duplex.write(fresh);
   }
 
   /** An upstream that failed before it was piped: aborted, and the client's bytes are all still here. */

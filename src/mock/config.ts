@@ -69,6 +69,11 @@ const IngressConfig = z
      * Default: no budget below the announced one.
      */
     h2_session_stream_budget: z.number().int().min(1).max(1_000_000).optional(),
+    /**
+     * v2, test-only: how long the ingress waits after reaching the upstream before it answers 200
+     * (a far ingress: the client's bytes sent meanwhile arrive before the answer). Default 0.
+     */
+    h2_answer_delay_ms: z.number().int().min(0).max(60_000).default(0),
     /** v2: flow-control window per stream, bytes (the session's is four times it). */
     h2_window_bytes: z
       .number()

@@ -200,9 +200,42 @@ describe.each([false, true])(
       expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions')).toBe(2);
       a.destroy();
       b.destroy();
+      // The refused stream's early bytes were kept and went out again with the retried request.
+      await waitFor(() => streams(env, 'closed').length === 2, 5_000);
+      const early = streams(env, 'closed').map((l) => l['early_bytes']);
+      expect(early).toContain('second on another session'.length);
     });
   },
 );
+
+describe.each([false, true])('forwarder over v2, an ingress slow to answer (tls %s)', (tls) => {
+  // The ingress waits before its 200, as a far one does: a stream opened at accept (tcp://, dialOn
+  // accept) is open well before the client's first byte, and the answer well after it.
+  const setup = useEnv({ ingressTls: tls, ingress: { h2_answer_delay_ms: 1_000 } });
+
+  it('sends the bytes the client writes after the stream opened at once, not after the 200', async () => {
+    const env = await setup();
+    await endpoint(env, 'tcp://slow.x:7708', env.echo.upstreamUrl);
+    const port = await freePort();
+    await createService(env.sim, internalService('ep-slow', { [port]: 'tcp://slow.x:7708' }));
+    const fwd = await startOver(env, tls, { ingress: { protocol: 'v2' }, dialOn: { tcp: 'accept' } });
+    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+    const c = await connectTo(port);
+    // The stream is open (its request sent) before the client writes a byte.
+    await waitFor(async () => (await v2Upstreams(fwd, 'v2')) === 1, 5_000);
+    const payload = randomBytes(3_000);
+    const got: Buffer[] = [];
+    c.on('data', (b: Buffer) => got.push(b));
+    c.write(payload.subarray(0, 1_000));
+    c.write(payload.subarray(1_000));
+    await waitFor(() => Buffer.concat(got).length >= payload.length, 10_000);
+    expect(Buffer.concat(got).equals(payload)).toBe(true);
+    c.end();
+    await waitFor(() => streams(env, 'closed').length === 1, 5_000);
+    // The ingress held them when it answered: they did not wait for the 200.
+    expect(streams(env, 'closed')[0]).toMatchObject({ early_bytes: payload.length });
+  });
+});
 
 describe.each([false, true])('forwarder ingress.protocol auto against a v1-only ingress (tls %s)', (tls) => {
   const setup = useEnv({ ingressTls: tls, ingress: { h2: false } });

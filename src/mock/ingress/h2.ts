@@ -18,6 +18,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCatalogue } from '../../api/error-codes/index.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
 import { V2_HEADERS } from '../../api/ingress/v2-protocol.js';
@@ -40,6 +41,8 @@ export interface H2Options {
   sessionStreamBudget?: number;
   /** Per-stream and connection flow-control window, bytes. */
   windowBytes: number;
+  /** Waited after the upstream is reached, before the 200 (test-only; default 0). */
+  answerDelayMs?: number;
 }
 
 function statusOf(code: IngressErrorCode): number {
@@ -125,6 +128,7 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
     if (!dialed.ok) return fail(dialed.code, `endpoint ${found.endpointId}: ${dialed.msg}`);
     const upstream = dialed.socket;
     ctx.trackUpstream(upstream);
+    if (opts.answerDelayMs) await sleep(opts.answerDelayMs);
     if (stream.destroyed || stream.closed) {
       resetSocket(upstream);
       return;

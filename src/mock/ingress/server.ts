@@ -13,7 +13,7 @@ import type { OwnListener } from './own-addresses.js';
 import type { Piping } from './pipe.js';
 import { IngressConfigError, loadTlsMaterial } from './tls-material.js';
 import { dialUpstream, PoolSelector } from './upstream.js';
-import { createH2Ingress } from './h2.js';
+import { createH2Ingress, type H2Options } from './h2.js';
 import { ALPN_H2 } from '../../api/ingress/v2-protocol.js';
 
 export interface IngressOptions {
@@ -81,13 +81,7 @@ export async function startIngress(
     },
     dial: (target) => dialUpstream(target, config.dial_timeout_ms, { ownListeners, outbound }),
   };
-  const h2 = createH2Ingress(ctx, gate, {
-    maxConcurrentStreams: config.h2_max_concurrent_streams,
-    windowBytes: config.h2_window_bytes,
-    ...(config.h2_session_stream_budget !== undefined
-      ? { sessionStreamBudget: config.h2_session_stream_budget }
-      : {}),
-  });
+  const h2 = createH2Ingress(ctx, gate, h2Options(config));
   if (config.h2) ctx.h2 = (socket) => h2.server.emit('connection', socket);
   const serve = (socket: Socket, slot: ConnectionSlot) => void serveConnection(socket, ctx, slot);
 
@@ -177,5 +171,16 @@ export async function startIngress(
       })();
       return stopping;
     },
+  };
+}
+
+function h2Options(config: ConnectionContext['config']): H2Options {
+  return {
+    maxConcurrentStreams: config.h2_max_concurrent_streams,
+    windowBytes: config.h2_window_bytes,
+    answerDelayMs: config.h2_answer_delay_ms,
+    ...(config.h2_session_stream_budget !== undefined
+      ? { sessionStreamBudget: config.h2_session_stream_budget }
+      : {}),
   };
 }
