@@ -15,6 +15,7 @@ import {
   useEnv,
   type Env,
 } from './helpers.js';
+import { EARLY_BYTES_MAX } from '../../src/forwarder/connection.js';
 import type { Forwarder } from '../../src/forwarder/forwarder.js';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.js';
 
@@ -234,6 +235,25 @@ describe.each([false, true])('forwarder over v2, an ingress slow to answer (tls 
     await waitFor(() => streams(env, 'closed').length === 1, 5_000);
     // The ingress held them when it answered: they did not wait for the 200.
     expect(streams(env, 'closed')[0]).toMatchObject({ early_bytes: payload.length });
+
+    // A client that sends more than is kept for a replay before the answer: the rest waits for
+    // the 200 (not read, not held), and the whole transfer still arrives intact.
+    const d = await connectTo(port);
+    await waitFor(async () => (await v2Upstreams(fwd, 'v2')) === 2, 5_000);
+    const big = randomBytes(1024 * 1024);
+    const hash = createHash('sha256');
+    let n = 0;
+    d.on('data', (b: Buffer) => {
+      n += b.length;
+      hash.update(b);
+    });
+    const r = ending(d);
+    d.end(big);
+    expect((await r).how).toBe('end');
+    expect(n).toBe(big.length);
+    expect(hash.digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
+    await waitFor(() => streams(env, 'closed').length === 2, 5_000);
+    expect(streams(env, 'closed')[1]).toMatchObject({ early_bytes: EARLY_BYTES_MAX });
   });
 });
 
