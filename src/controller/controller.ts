@@ -21,6 +21,7 @@ import type { Logger } from '../log/logger.js';
 import { parseHostPort } from '../net/host-port.js';
 import { startProbeServer, type ProbeResult, type ProbeServer } from '../net/probe-server.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import { stopInOrder, throwIfStepFailed } from '../time/stop-in-order.js';
 import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
 import type { ControllerConfig } from './config.js';
@@ -103,6 +104,24 @@ export function compileOrThrow(expression: string): EndpointSelector {
   if (!r.ok) throw new SelectorError(`bindings.endpointSelector: ${r.message}`);
   return r.selector;
 }
+
+/**
+ * `stop()`'s steps in the order they run (docs/controller.md, "Stopping", says why this order).
+ * Every step runs even when an earlier one failed; `stop()` then rejects naming the failed steps.
+ */
+export const CONTROLLER_STOP_ORDER = [
+  'flush install record',
+  'abort tasks',
+  'shut down queue',
+  'await startup',
+  'await tasks',
+  'release lease',
+  'stop cluster caches',
+  'stop event recorder',
+  'close API client',
+  'close probe server',
+  'resolve done',
+] as const;
 
 /** Changes within this window become one pass. */
 const COALESCE_MS = 10;
@@ -552,20 +571,19 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       return feed.relistFresh('requested', signal);
     },
     stop() {
-      stopping ??= (async () => {
-        // Still leading: the Services it created are written down before the lease goes.
-        await installRecord.flush(2_000);
-        ctl.abort();
-        queue.shutDown();
-        await started;
-        await Promise.allSettled(tasks);
-        await elector?.release().catch(() => undefined);
-        await cluster.stop();
-        await recorder.stop(2_000);
-        await client.close();
-        await probe.close();
-        resolveDone(undefined);
-      })();
+      stopping ??= stopInOrder(CONTROLLER_STOP_ORDER, {
+        'flush install record': () => installRecord.flush(2_000),
+        'abort tasks': () => ctl.abort(),
+        'shut down queue': () => queue.shutDown(),
+        'await startup': () => started,
+        'await tasks': () => Promise.allSettled(tasks),
+        'release lease': () => elector?.release().catch(() => undefined),
+        'stop cluster caches': () => cluster.stop(),
+        'stop event recorder': () => recorder.stop(2_000),
+        'close API client': () => client.close(),
+        'close probe server': () => probe.close(),
+        'resolve done': () => resolveDone(undefined),
+      }).then(throwIfStepFailed);
       return stopping;
     },
   };

@@ -44,6 +44,7 @@ import { UrlHealthRecorder } from './url-health.js';
 import { TransportCheck, type TransportVerdict } from './transport-check.js';
 import { speaksTls } from '../api/ingress/tls-probe.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import { stopInOrder, throwIfStepFailed } from '../time/stop-in-order.js';
 
 export interface Readiness {
   ready: boolean;
@@ -91,6 +92,24 @@ export interface Forwarder {
   /** Stops everything now (open connections are reset). */
   stop(): Promise<void>;
 }
+
+/**
+ * `finish`'s steps (the end of both `stop()` and `shutdown()`) in the order they run
+ * (docs/forwarder.md, "Stop order", says why). Every step runs even when an earlier one failed;
+ * the stop then rejects naming the failed steps.
+ */
+export const FORWARDER_STOP_ORDER = [
+  'stop accepting',
+  'drain connections',
+  'stop file watches',
+  'stop authtoken checks',
+  'stop transport checks',
+  'stop turned-away log',
+  'destroy ingress sessions',
+  'stop event recorder',
+  'stop caches and HTTP server',
+  'log stopped',
+] as const;
 
 export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder> {
   const { config } = opts;
@@ -521,18 +540,19 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
 
   const stopCtl = new AbortController();
   let finalStop: Promise<void> | undefined;
-  const finish = async (drainMs: number) => {
-    listeners.stopAccepting();
-    await listeners.drain(drainMs, stopCtl.signal);
-    for (const w of watches) w.stop();
-    authtoken.stop();
-    transport.stop();
-    turnedAway.stop();
-    opener.destroy();
-    await events.stop(1_000);
-    await Promise.all([services.stop(), records.stop(), http.close()]);
-    log.info({}, 'forwarder stopped');
-  };
+  const finish = (drainMs: number) =>
+    stopInOrder(FORWARDER_STOP_ORDER, {
+      'stop accepting': () => listeners.stopAccepting(),
+      'drain connections': () => listeners.drain(drainMs, stopCtl.signal),
+      'stop file watches': () => watches.forEach((w) => w.stop()),
+      'stop authtoken checks': () => authtoken.stop(),
+      'stop transport checks': () => transport.stop(),
+      'stop turned-away log': () => turnedAway.stop(),
+      'destroy ingress sessions': () => opener.destroy(),
+      'stop event recorder': () => events.stop(1_000),
+      'stop caches and HTTP server': () => Promise.all([services.stop(), records.stop(), http.close()]),
+      'log stopped': () => log.info({}, 'forwarder stopped'),
+    });
 
   return {
     httpAddress: http.address,
@@ -570,7 +590,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
             },
             'forwarder accepted past the drain delay',
           );
-        await finish(stopCtl.signal.aborted ? 0 : timeoutMs - extendedMs);
+        throwIfStepFailed(await finish(stopCtl.signal.aborted ? 0 : timeoutMs - extendedMs));
       })();
       return finalStop;
     },
@@ -578,8 +598,7 @@ export async function startForwarder(opts: ForwarderOptions): Promise<Forwarder>
       shuttingDown = true;
       metrics.ready.set(0);
       stopCtl.abort();
-      finalStop ??= finish(0);
-      return finalStop;
+      return (finalStop ??= finish(0).then(throwIfStepFailed));
     },
   };
 }
