@@ -5,7 +5,7 @@ import { ApiError } from '../status.js';
 import { objectKey, type Store, type StoreEvent } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
 import { podReady, rfc3339 } from './pod-status.js';
-import { deleteOwnedPods, deletePod, podNameSuffix } from './owned-pods.js';
+import { deleteOwnedPods, deletePod, podNameSuffix, writeOwnerStatus } from './owned-pods.js';
 import { controllerUid, podFromTemplate, TEMPLATE_HASH_LABEL, templateHash } from './pod-template.js';
 import { planRollout, resolveFenceposts, type IntOrPercent, type PlanPod } from './rollout.js';
 
@@ -259,18 +259,7 @@ export class DeploymentController {
       'unavailableReplicas',
     ])
       if (status[k] === 0) delete status[k];
-    const { resourceVersion: _rv, ...meta } = d.metadata;
-    try {
-      this.handlers.update(
-        this.deploymentStatus,
-        d.metadata.namespace,
-        d.metadata.name,
-        { value: { ...d, metadata: meta, status }, duplicates: [] },
-        {},
-      );
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-    }
+    writeOwnerStatus(this.handlers, this.deploymentStatus, d, status);
   }
 
   private collectGarbage(namespace: string, uid: string | undefined): void {

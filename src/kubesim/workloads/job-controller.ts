@@ -5,7 +5,7 @@ import { ApiError } from '../status.js';
 import { objectKey, type Store, type StoreEvent } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
 import { rfc3339 } from './pod-status.js';
-import { deleteOwnedPods, deletePod, podNameSuffix } from './owned-pods.js';
+import { deleteOwnedPods, deletePod, podNameSuffix, writeOwnerStatus } from './owned-pods.js';
 import { controllerUid, KUBESIM_NODE } from './pod-template.js';
 import { jobVerdict, type JobPodView } from './job-verdict.js';
 
@@ -241,18 +241,7 @@ export class JobController {
         condition('FailureTarget', verdict.reason, verdict.message),
         condition('Failed', verdict.reason, verdict.message),
       ];
-    const { resourceVersion: _rv, ...meta } = job.metadata;
-    try {
-      this.handlers.update(
-        this.jobStatus,
-        job.metadata.namespace,
-        job.metadata.name,
-        { value: { ...job, metadata: meta, status }, duplicates: [] },
-        {},
-      );
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-    }
+    writeOwnerStatus(this.handlers, this.jobStatus, job, status);
   }
 
   private collectGarbage(namespace: string, uid: string | undefined): void {

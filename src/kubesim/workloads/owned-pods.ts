@@ -3,6 +3,7 @@ import type { ResourceHandlers } from '../handlers.js';
 import { resourceKey, type ResourceDef } from '../resources/registry.js';
 import { ApiError } from '../status.js';
 import type { Store } from '../store.js';
+import type { KubeObject } from '../types.js';
 import { controllerUid } from './pod-template.js';
 
 /** What kubesim's workload controllers (Deployments, Jobs) do alike to the pods they own. */
@@ -42,4 +43,28 @@ export function deleteOwnedPods(
   for (const p of store.list(resourceKey(pods), namespace))
     if (controllerUid(p) === ownerUid && !p.metadata.deletionTimestamp)
       deletePod(handlers, pods, namespace, p.metadata.name);
+}
+
+/**
+ * Writes an owner's status subresource, as its controller does: without the resourceVersion it
+ * read (the status is recomputed whole each sync); an owner gone meanwhile is not an error.
+ */
+export function writeOwnerStatus(
+  handlers: ResourceHandlers,
+  statusDef: ResourceDef,
+  owner: KubeObject,
+  status: Record<string, unknown>,
+): void {
+  const { resourceVersion: _rv, ...meta } = owner.metadata;
+  try {
+    handlers.update(
+      statusDef,
+      owner.metadata.namespace,
+      owner.metadata.name,
+      { value: { ...owner, metadata: meta, status }, duplicates: [] },
+      {},
+    );
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+  }
 }
