@@ -19,7 +19,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { z } from 'zod';
 import { parseBenchArgs } from './support/args.js';
-import { loadAverage } from './support/load.js';
+import { loadAverage, median } from './support/load.js';
 
 const args = parseBenchArgs(
   'bench:cli-start',
@@ -63,18 +63,18 @@ function timed(cmd: string, argv: string[]): Promise<number> {
     const child = spawn(cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    // A call that hangs fails the run after 60 s instead of stalling it.
+    const timer = setTimeout(() => {
+      err += ' (killed after 60 s)';
+      child.kill('SIGKILL');
+    }, 60_000);
     child.on('exit', (code) => {
+      clearTimeout(timer);
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       if (code === 0) resolve(ms);
       else reject(new Error(`${cmd} ${argv.join(' ')} exited ${code}: ${err.trim()}`));
     });
   });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 async function main(): Promise<void> {

@@ -113,8 +113,19 @@ async function idleKiB(pid: number, port: number, n: number): Promise<number> {
         }
         s.on('error', () => undefined); // a reset is counted, not thrown
         const ok = await new Promise<boolean>((resolve) => {
-          s.once('data', () => resolve(true));
-          s.once('close', () => resolve(false));
+          // No echo within 10 s counts as failed, so a stuck path cannot hang the run.
+          const timer = setTimeout(() => {
+            s.destroy();
+            resolve(false);
+          }, 10_000);
+          s.once('data', () => {
+            clearTimeout(timer);
+            resolve(true);
+          });
+          s.once('close', () => {
+            clearTimeout(timer);
+            resolve(false);
+          });
           s.write('x');
         });
         if (ok) idle.push(s);
