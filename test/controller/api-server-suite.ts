@@ -81,37 +81,49 @@ export function defineControllerSuite(title: string, startServer: () => Promise<
       await server?.close();
     }, budget(120_000));
 
-    it('projects an endpoint: alias and internal Service, with the extra keys and their record', async () => {
-      await start({
-        bindings: { serviceLabels: { team: 'web', tier: 'front' }, serviceAnnotations: { note: 'a' } },
-      });
-      await mock.client.endpoints.create({ url: `tcp://db.${appNs}:5432`, bindings: ['kubernetes'] });
-      await eventually('alias and internal', async () => (await owned()).length === 2);
-      const alias = await core.readNamespacedService({ namespace: appNs, name: 'db' });
-      expect(alias.metadata?.labels?.[ROLE_LABEL]).toBe(ROLE_ALIAS);
-      expect(alias.spec?.type).toBe('ExternalName');
-      for (const s of await owned()) {
-        expect(s.metadata?.labels).toMatchObject({ team: 'web', tier: 'front' });
-        expect(JSON.parse(s.metadata?.annotations?.[EXTRA_KEYS_ANNOTATION] ?? '{}')).toEqual({
-          labels: ['team', 'tier'],
-          annotations: ['note'],
+    it(
+      'projects an endpoint: alias and internal Service, with the extra keys and their record',
+      async () => {
+        await start({
+          bindings: { serviceLabels: { team: 'web', tier: 'front' }, serviceAnnotations: { note: 'a' } },
         });
-      }
-    }, 120_000);
+        await mock.client.endpoints.create({ url: `tcp://db.${appNs}:5432`, bindings: ['kubernetes'] });
+        await eventually('alias and internal', async () => (await owned()).length === 2);
+        const alias = await core.readNamespacedService({ namespace: appNs, name: 'db' });
+        expect(alias.metadata?.labels?.[ROLE_LABEL]).toBe(ROLE_ALIAS);
+        expect(alias.spec?.type).toBe('ExternalName');
+        for (const s of await owned()) {
+          expect(s.metadata?.labels).toMatchObject({ team: 'web', tier: 'front' });
+          expect(JSON.parse(s.metadata?.annotations?.[EXTRA_KEYS_ANNOTATION] ?? '{}')).toEqual({
+            labels: ['team', 'tier'],
+            annotations: ['note'],
+          });
+        }
+      },
+      budget(120_000),
+    );
 
-    it('removes extra keys dropped from the config once restarted with it', async () => {
-      await start({ bindings: { serviceLabels: { team: 'web' } } });
-      await eventually('tier and note gone', async () =>
-        (await owned()).every((s) => !s.metadata?.labels?.['tier'] && !s.metadata?.annotations?.['note']),
-      );
-      for (const s of await owned()) expect(s.metadata?.labels?.['team']).toBe('web');
-    }, 120_000);
+    it(
+      'removes extra keys dropped from the config once restarted with it',
+      async () => {
+        await start({ bindings: { serviceLabels: { team: 'web' } } });
+        await eventually('tier and note gone', async () =>
+          (await owned()).every((s) => !s.metadata?.labels?.['tier'] && !s.metadata?.annotations?.['note']),
+        );
+        for (const s of await owned()) expect(s.metadata?.labels?.['team']).toBe('web');
+      },
+      budget(120_000),
+    );
 
-    it('deletes both Services when the endpoint is deleted', async () => {
-      const [ep] = await collect(mock.client.endpoints.list());
-      expect(ep).toBeDefined();
-      await mock.client.endpoints.delete(ep!.id);
-      await eventually('no Services', async () => (await owned()).length === 0);
-    }, 120_000);
+    it(
+      'deletes both Services when the endpoint is deleted',
+      async () => {
+        const [ep] = await collect(mock.client.endpoints.list());
+        expect(ep).toBeDefined();
+        await mock.client.endpoints.delete(ep!.id);
+        await eventually('no Services', async () => (await owned()).length === 0);
+      },
+      budget(120_000),
+    );
   });
 }

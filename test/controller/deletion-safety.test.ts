@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
 import { kinds, type Service } from '../../src/kube/index.js';
@@ -207,43 +208,49 @@ describe('controller: a delete stands only on a proof for each endpoint (issue #
     expect(await env.service('prod', 'api')).toBeDefined();
   });
 
-  it('two listings lacking different sets, and one lacking 15 of 250, delete nothing and move no port', async () => {
-    env = await startEnv({ namespaces: ['bulk'] });
-    proxy = await startApiProxy(env.mock.url);
-    const ctl = await env.startController({ api: { baseUrl: proxy.url } });
-    await eventually(() => ctl.isReady(), 'ready');
-    for (let i = 0; i < 250; i += 25)
-      await Promise.all(Array.from({ length: 25 }, (_, j) => env!.createEndpoint(`http://s-${i + j}.bulk`)));
-    await eventually(() => owned(env!) === 500, '500 Services', 120_000);
-    await eventually(() => ctl.status().counts['projected'] === 250, 'all projected', 60_000);
-    const before = ports(env.writes.cache.list());
-    const deletes = countDeletes(env);
-    const ids = ctl.status().endpoints.map((e) => e.id);
-    const lacking = (set: Set<string>) => (p: ListingPage) => ({
-      ...p,
-      endpoints: p.endpoints.filter((e) => !set.has((e as { id: string }).id)),
-    });
+  it(
+    'two listings lacking different sets, and one lacking 15 of 250, delete nothing and move no port',
+    async () => {
+      env = await startEnv({ namespaces: ['bulk'] });
+      proxy = await startApiProxy(env.mock.url);
+      const ctl = await env.startController({ api: { baseUrl: proxy.url } });
+      await eventually(() => ctl.isReady(), 'ready');
+      for (let i = 0; i < 250; i += 25)
+        await Promise.all(
+          Array.from({ length: 25 }, (_, j) => env!.createEndpoint(`http://s-${i + j}.bulk`)),
+        );
+      await eventually(() => owned(env!) === 500, '500 Services', 120_000);
+      await eventually(() => ctl.status().counts['projected'] === 250, 'all projected', 60_000);
+      const before = ports(env.writes.cache.list());
+      const deletes = countDeletes(env);
+      const ids = ctl.status().endpoints.map((e) => e.id);
+      const lacking = (set: Set<string>) => (p: ListingPage) => ({
+        ...p,
+        endpoints: p.endpoints.filter((e) => !set.has((e as { id: string }).id)),
+      });
 
-    // Listing 1 lacks one set, listing 2 another: each only nominates, each GET finds its endpoint.
-    proxy.rewrite(lacking(new Set(ids.slice(0, 60))));
-    expect(await ctl.resyncNow()).toBe(true);
-    proxy.rewrite(lacking(new Set(ids.slice(60, 120))));
-    expect(await ctl.resyncNow()).toBe(true);
-    // One listing lacking 15 of 250.
-    proxy.rewrite(lacking(new Set(ids.slice(200, 215))));
-    expect(await ctl.resyncNow()).toBe(true);
-    proxy.rewrite(undefined);
-    await eventually(
-      // Each one's GET found it, or a later listing showed it again (the last one's 15 by GET).
-      () => proxy!.endpointGets >= 15 && ctl.status().deletionCandidates?.length === 0,
-      'every candidate shown to exist',
-      30_000,
-    );
-    expect(await quietFor(env.writes, 800)).toBe(0);
-    expect(deletes.n).toBe(0);
-    expect(ctl.status().endpoints.length).toBe(250);
-    expect(ports(env.writes.cache.list())).toEqual(before);
-  }, 180_000);
+      // Listing 1 lacks one set, listing 2 another: each only nominates, each GET finds its endpoint.
+      proxy.rewrite(lacking(new Set(ids.slice(0, 60))));
+      expect(await ctl.resyncNow()).toBe(true);
+      proxy.rewrite(lacking(new Set(ids.slice(60, 120))));
+      expect(await ctl.resyncNow()).toBe(true);
+      // One listing lacking 15 of 250.
+      proxy.rewrite(lacking(new Set(ids.slice(200, 215))));
+      expect(await ctl.resyncNow()).toBe(true);
+      proxy.rewrite(undefined);
+      await eventually(
+        // Each one's GET found it, or a later listing showed it again (the last one's 15 by GET).
+        () => proxy!.endpointGets >= 15 && ctl.status().deletionCandidates?.length === 0,
+        'every candidate shown to exist',
+        30_000,
+      );
+      expect(await quietFor(env.writes, 800)).toBe(0);
+      expect(deletes.n).toBe(0);
+      expect(ctl.status().endpoints.length).toBe(250);
+      expect(ports(env.writes.cache.list())).toEqual(before);
+    },
+    budget(180_000),
+  );
 
   it('the Services of a namespace labelled aliases=disabled go while the API path is cut; the others stay', async () => {
     // A delete that follows from a cluster fact (a tenant's opt-out, the deny list) needs no API

@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Controller } from '../../src/controller/controller.js';
 import { uninstall } from '../../src/controller/uninstall.js';
@@ -102,20 +103,24 @@ describe('controller: ownership is anchored where tenants cannot write', () => {
     }
   });
 
-  it('uninstall (policy delete) removes our Services and leaves the labelled tenant Services alone', async () => {
-    const report = await uninstall({
-      kube: env.kube,
-      api: undefined,
-      identity: { release: 'endpoint-binder', operatorNamespace: OPERATOR_NS },
-      policy: 'delete',
-      log: silentLogger(),
-      renewDeadlineMs: 1_500,
-      holdSeconds: 2,
-    });
-    expect(report.deleted).toContain('prod/after');
-    expect(report.deleted).not.toContain('prod/shop');
-    expect(report.deleted).not.toContain('kube-system/kube-dns');
-    expect(await env.service('prod', 'shop')).toBeDefined();
-    expect(await env.service('kube-system', 'kube-dns')).toBeDefined();
-  }, 30_000);
+  it(
+    'uninstall (policy delete) removes our Services and leaves the labelled tenant Services alone',
+    async () => {
+      const report = await uninstall({
+        kube: env.kube,
+        api: undefined,
+        identity: { release: 'endpoint-binder', operatorNamespace: OPERATOR_NS },
+        policy: 'delete',
+        log: silentLogger(),
+        renewDeadlineMs: 1_500,
+        holdSeconds: 2,
+      });
+      expect(report.deleted).toContain('prod/after');
+      expect(report.deleted).not.toContain('prod/shop');
+      expect(report.deleted).not.toContain('kube-system/kube-dns');
+      expect(await env.service('prod', 'shop')).toBeDefined();
+      expect(await env.service('kube-system', 'kube-dns')).toBeDefined();
+    },
+    budget(30_000),
+  );
 });

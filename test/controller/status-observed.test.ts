@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROLE_INTERNAL, ROLE_LABEL } from '../../src/binding/identity.js';
 import type { EndpointStatus } from '../../src/binding/types.js';
@@ -180,23 +181,27 @@ describe('observed status against kubesim', () => {
     env = undefined;
   });
 
-  it('a controller whose operator namespace is missing is not ready and says why in /readyz and /status', async () => {
-    env = await startEnv();
-    await env.createEndpoint('http://api.prod');
-    const c = await env.startController({ operatorNamespace: 'no-such-ns' });
-    const readyz = await eventually(async () => {
-      const res = await fetch(`${c.url}/readyz`);
-      const body = (await res.json()) as { ready: boolean; reasons: string[] };
-      return body.reasons.some((r) => r.includes('operator namespace no-such-ns does not exist'))
-        ? body
-        : undefined;
-    }, 'the reason in /readyz');
-    expect(readyz.ready).toBe(false);
-    const status = c.status();
-    expect(status.ready).toBe(false);
-    expect(status.leader).toBe(false);
-    expect(status.leadership?.cannotLead.join()).toContain('operator namespace no-such-ns does not exist');
-    expect(status.counts['projected'] ?? 0).toBe(0);
-    expect(OPERATOR_NS).not.toBe('no-such-ns');
-  }, 60_000);
+  it(
+    'a controller whose operator namespace is missing is not ready and says why in /readyz and /status',
+    async () => {
+      env = await startEnv();
+      await env.createEndpoint('http://api.prod');
+      const c = await env.startController({ operatorNamespace: 'no-such-ns' });
+      const readyz = await eventually(async () => {
+        const res = await fetch(`${c.url}/readyz`);
+        const body = (await res.json()) as { ready: boolean; reasons: string[] };
+        return body.reasons.some((r) => r.includes('operator namespace no-such-ns does not exist'))
+          ? body
+          : undefined;
+      }, 'the reason in /readyz');
+      expect(readyz.ready).toBe(false);
+      const status = c.status();
+      expect(status.ready).toBe(false);
+      expect(status.leader).toBe(false);
+      expect(status.leadership?.cannotLead.join()).toContain('operator namespace no-such-ns does not exist');
+      expect(status.counts['projected'] ?? 0).toBe(0);
+      expect(OPERATOR_NS).not.toBe('no-such-ns');
+    },
+    budget(60_000),
+  );
 });

@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -144,34 +145,38 @@ describe.each([false, true])('forwarder over v2 (tls %s)', (tls) => {
     expect(streams(env, 'closed')[0]).toMatchObject({ early_bytes: 18 });
   });
 
-  it('GOAWAY mid-transfer: the live stream finishes intact, the next goes on a new session', async () => {
-    const env = await setup();
-    const { fwd, port } = await served(env, 'tcp://ga.x:7704', env.echo.upstreamUrl, {
-      ingress: { sessions: 1 },
-    });
-    const sessions = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions');
-    const payload = randomBytes(8 * 1024 * 1024);
-    const c = await connectTo(port);
-    const hash = createHash('sha256');
-    let got = 0;
-    c.on('data', (b: Buffer) => {
-      got += b.length;
-      hash.update(b);
-    });
-    const r = ending(c);
-    c.write(payload.subarray(0, 1024 * 1024));
-    await waitFor(() => got > 0, 10_000);
-    expect(await sessions()).toBe(1);
-    env.mock.api.ingressGoaway!();
-    // While the old session drains, a new connection needs a new one.
-    const second = await connectTo(port);
-    expect(await roundTrip(second, 'after goaway')).toBe('after goaway');
-    expect(await sessions()).toBe(2);
-    second.destroy();
-    c.end(payload.subarray(1024 * 1024));
-    expect((await r).how).toBe('end');
-    expect(hash.digest('hex')).toBe(createHash('sha256').update(payload).digest('hex'));
-  }, 60_000);
+  it(
+    'GOAWAY mid-transfer: the live stream finishes intact, the next goes on a new session',
+    async () => {
+      const env = await setup();
+      const { fwd, port } = await served(env, 'tcp://ga.x:7704', env.echo.upstreamUrl, {
+        ingress: { sessions: 1 },
+      });
+      const sessions = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions');
+      const payload = randomBytes(8 * 1024 * 1024);
+      const c = await connectTo(port);
+      const hash = createHash('sha256');
+      let got = 0;
+      c.on('data', (b: Buffer) => {
+        got += b.length;
+        hash.update(b);
+      });
+      const r = ending(c);
+      c.write(payload.subarray(0, 1024 * 1024));
+      await waitFor(() => got > 0, 10_000);
+      expect(await sessions()).toBe(1);
+      env.mock.api.ingressGoaway!();
+      // While the old session drains, a new connection needs a new one.
+      const second = await connectTo(port);
+      expect(await roundTrip(second, 'after goaway')).toBe('after goaway');
+      expect(await sessions()).toBe(2);
+      second.destroy();
+      c.end(payload.subarray(1024 * 1024));
+      expect((await r).how).toBe('end');
+      expect(hash.digest('hex')).toBe(createHash('sha256').update(payload).digest('hex'));
+    },
+    budget(60_000),
+  );
 });
 
 describe.each([false, true])(
@@ -280,21 +285,25 @@ describe.each([false, true])('forwarder ingress.protocol auto against a v1-only 
 describe('forwarder over v2 TLS: 50 × 16 MiB', () => {
   const setup = useEnv({ ingressTls: true });
 
-  it('delivers every transfer sha256-equal with a clean end', async () => {
-    const env = await setup();
-    await endpoint(env, 'tcp://big.x:7707', env.echo.upstreamUrl);
-    const port = await freePort();
-    await createService(env.sim, internalService('ep-big', { [port]: 'tcp://big.x:7707' }));
-    const fwd = await startOver(env, true, { ingress: { protocol: 'v2' } });
-    await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-    const { results, want } = await fiftyEchoTransfers(
-      () => connectTo(port),
-      (_s, sawEnd) => (sawEnd ? undefined : 'not a clean end'),
-    );
-    expect(results).toEqual(Array.from({ length: 50 }, () => want));
-    expect(await v2Upstreams(fwd, 'v2')).toBeGreaterThanOrEqual(50);
-    expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions')).toBeLessThanOrEqual(
-      2,
-    );
-  }, 300_000);
+  it(
+    'delivers every transfer sha256-equal with a clean end',
+    async () => {
+      const env = await setup();
+      await endpoint(env, 'tcp://big.x:7707', env.echo.upstreamUrl);
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-big', { [port]: 'tcp://big.x:7707' }));
+      const fwd = await startOver(env, true, { ingress: { protocol: 'v2' } });
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      const { results, want } = await fiftyEchoTransfers(
+        () => connectTo(port),
+        (_s, sawEnd) => (sawEnd ? undefined : 'not a clean end'),
+      );
+      expect(results).toEqual(Array.from({ length: 50 }, () => want));
+      expect(await v2Upstreams(fwd, 'v2')).toBeGreaterThanOrEqual(50);
+      expect(
+        await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions'),
+      ).toBeLessThanOrEqual(2);
+    },
+    budget(300_000),
+  );
 });

@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -112,9 +113,11 @@ d('a control plane never outlives its test process', () => {
     expect(await portOpen(port), `port ${port} still open`).toBe(false);
   });
 
-  it('a SIGKILLed test process leaves no control plane behind (the watchdog ends it)', async () => {
-    // A child starts a control plane, prints its folder, and is then killed with SIGKILL.
-    const script = `
+  it(
+    'a SIGKILLed test process leaves no control plane behind (the watchdog ends it)',
+    async () => {
+      // A child starts a control plane, prints its folder, and is then killed with SIGKILL.
+      const script = `
       import { locateControlPlane } from './test/helpers/control-plane/binaries.ts';
       import { startControlPlane } from './test/helpers/control-plane/control-plane.ts';
       const found = locateControlPlane();
@@ -122,35 +125,37 @@ d('a control plane never outlives its test process', () => {
       console.log('DIR ' + cp.dir + ' URL ' + cp.url);
       setInterval(() => {}, 1000);
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CONTROL_PLANE_KEEP: '1' },
-    });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    const m = await new Promise<RegExpMatchArray>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const hit = /DIR (\S+) URL (\S+)/.exec(out);
-        if (hit) {
-          clearInterval(timer);
-          resolve(hit);
-        } else if (child.exitCode !== null) {
-          clearInterval(timer);
-          reject(new Error(`child exited ${child.exitCode}: ${out}`));
-        }
-      }, 100);
-    });
-    const pids = pidsUnder(m[1]!);
-    expect(pids.length, `control-plane processes of ${m[1]}`).toBeGreaterThanOrEqual(2);
-    child.kill('SIGKILL');
-    const deadline = Date.now() + 30_000;
-    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-    expect(pids.filter(alive), 'control-plane processes alive 30 s after their test process died').toEqual(
-      [],
-    );
-    expect(await portOpen(Number(new URL(m[2]!).port))).toBe(false);
-  }, 180_000);
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, CONTROL_PLANE_KEEP: '1' },
+      });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+      const m = await new Promise<RegExpMatchArray>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const hit = /DIR (\S+) URL (\S+)/.exec(out);
+          if (hit) {
+            clearInterval(timer);
+            resolve(hit);
+          } else if (child.exitCode !== null) {
+            clearInterval(timer);
+            reject(new Error(`child exited ${child.exitCode}: ${out}`));
+          }
+        }, 100);
+      });
+      const pids = pidsUnder(m[1]!);
+      expect(pids.length, `control-plane processes of ${m[1]}`).toBeGreaterThanOrEqual(2);
+      child.kill('SIGKILL');
+      const deadline = Date.now() + 30_000;
+      while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      expect(pids.filter(alive), 'control-plane processes alive 30 s after their test process died').toEqual(
+        [],
+      );
+      expect(await portOpen(Number(new URL(m[2]!).port))).toBe(false);
+    },
+    budget(180_000),
+  );
 });
 
 /** Pids of processes whose command line names this control plane's folder. */

@@ -1,3 +1,4 @@
+import { budget } from '../helpers/budget.js';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,13 +92,13 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
         intervalMs: 500,
       },
     );
-  }, 240_000);
+  }, budget(240_000));
 
   afterAll(async () => {
     if (!t) return;
     await t.uninstall().catch(() => undefined);
     await t.close();
-  }, 240_000);
+  }, budget(240_000));
 
   it("the real API server refuses the controller's token outside this install (RBAC and the fence)", async () => {
     const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
@@ -204,272 +205,298 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
     await t.cluster.fetch('DELETE', path);
   });
 
-  it('a restart of every controller replica writes no Service (counted by the audit log)', async () => {
-    const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
-    const holder = async () =>
-      (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })).spec
-        ?.holderIdentity ?? '';
-    const before = await owned();
-    const mark = t.cluster.audit().length;
-    const old = (
-      await core.listNamespacedPod({
-        namespace: NAMESPACE,
-        labelSelector: 'app.kubernetes.io/component=controller',
-      })
-    ).items.map((p) => p.metadata?.name ?? '');
-    expect(old.length, 'controller pods').toBe(2);
-    await Promise.all(old.map((name) => core.deleteNamespacedPod({ namespace: NAMESPACE, name })));
-    const leader = await waitFor(
-      'a leader among the new pods',
-      async () => {
-        const h = await holder();
-        return h && !old.some((o) => h.startsWith(o)) ? h : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 500 },
-    );
-    // Not a fixed sleep (under load the first sync may take longer): the new leader is ready,
-    // that is caught up with its first sync, and then a resync interval (10 s) has passed.
-    const port = t.agent.hostPort(leader.replace(/_[0-9a-f]+$/, ''), 'http');
-    expect(port, `the leader ${leader} runs here`).toBeDefined();
-    await waitFor(
-      `the new leader ${leader} ready`,
-      async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
-    await new Promise((r) => setTimeout(r, 11_000));
-    const writes = serviceWrites(mark);
-    expect(writes, `Service writes by ${leader} after the restart:\n${describeWrites(writes)}`).toEqual([]);
-    const after = await owned();
-    expect(after.map((s) => s.metadata?.resourceVersion).sort()).toEqual(
-      before.map((s) => s.metadata?.resourceVersion).sort(),
-    );
-  }, 180_000);
-
-  it('kill -9 of the leader, again and again during a 200-endpoint burst, leaves nothing broken or orphaned', async () => {
-    const BURST = 200;
-    const ns = 'pother';
-    const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
-    const leaderPod = async (): Promise<string> =>
-      (
+  it(
+    'a restart of every controller replica writes no Service (counted by the audit log)',
+    async () => {
+      const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
+      const holder = async () =>
         (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })).spec
-          ?.holderIdentity ?? ''
-      ).replace(/_[0-9a-f]+$/, '');
-    const ids: string[] = [];
-    let created = 0;
-    const creating = (async () => {
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          while (created < BURST) {
-            const i = created++;
-            const ep = await t.mock.client.endpoints.create({
-              url: `tcp://burst-${i}.${ns}:${7100 + (i % 50)}`,
-              bindings: ['kubernetes'],
-              upstream_url: t.echoUpstream,
-            });
-            ids.push(ep.id);
-          }
-        }),
+          ?.holderIdentity ?? '';
+      const before = await owned();
+      const mark = t.cluster.audit().length;
+      const old = (
+        await core.listNamespacedPod({
+          namespace: NAMESPACE,
+          labelSelector: 'app.kubernetes.io/component=controller',
+        })
+      ).items.map((p) => p.metadata?.name ?? '');
+      expect(old.length, 'controller pods').toBe(2);
+      await Promise.all(old.map((name) => core.deleteNamespacedPod({ namespace: NAMESPACE, name })));
+      const leader = await waitFor(
+        'a leader among the new pods',
+        async () => {
+          const h = await holder();
+          return h && !old.some((o) => h.startsWith(o)) ? h : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500 },
       );
-    })();
-    // SIGKILL whichever controller process leads, every 1.5 s, until ten leaders died (a
-    // replacement must first take the Lease), while the burst goes on.
-    const kills: string[] = [];
-    const deadline = Date.now() + 120_000;
-    while (kills.length < 10 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 1500));
-      const pod = await leaderPod().catch(() => '');
-      const pid = pod ? t.agent.pid(pod) : undefined;
-      if (pid === undefined) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        continue; // it exited between the look-up and the kill
-      }
-      kills.push(pod);
-    }
-    await creating;
-    expect(kills.length, `leaders killed: ${kills.join(', ')}`).toBe(10);
-    const want = new Set(ids);
-    const internals = async () =>
-      (await owned()).filter((s) => s.metadata?.labels?.[ROLE_LABEL] === ROLE_INTERNAL);
-    const problems = async (): Promise<string[]> => {
-      const services = await internals();
-      const byId = new Map(services.map((s) => [s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] ?? '', s]));
-      const out: string[] = [];
-      for (const id of want) {
-        const svc = byId.get(id);
-        if (!svc) out.push(`${id}: no internal Service`);
-        else if (svc.metadata?.labels?.[STATE_LABEL] !== 'projected')
-          out.push(`${id}: state ${svc.metadata?.labels?.[STATE_LABEL]}`);
-      }
-      const aliases = (await owned()).filter((s) => s.metadata?.namespace === ns);
-      if (aliases.length !== BURST) out.push(`${aliases.length} aliases in ${ns}, not ${BURST}`);
-      return out;
-    };
-    let last: string[] = [];
-    await waitFor(
-      'every burst endpoint projected after the kills',
-      async () => {
-        last = await problems();
-        return last.length === 0 ? true : undefined;
-      },
-      { timeoutMs: 180_000, intervalMs: 2000 },
-    ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${last.slice(0, 20).join('\n')}`, { cause: err });
-    });
-    // No port serves two URLs: every internal Service's targetPorts are its own.
-    const ports = new Map<number, string>();
-    const shared: string[] = [];
-    for (const s of await internals())
-      for (const p of s.spec?.ports ?? []) {
-        const port = Number(p.targetPort);
-        const other = ports.get(port);
-        if (other && other !== s.metadata?.name) shared.push(`${port}: ${other} and ${s.metadata?.name}`);
-        ports.set(port, s.metadata?.name ?? '');
-      }
-    expect(shared, 'forwarder ports named by two internal Services').toEqual([]);
-    // Deleting them leaves no orphan.
-    for (const id of ids) await t.mock.client.endpoints.delete(id);
-    await waitFor(
-      'the burst Services gone',
-      async () => {
-        const left = (await owned()).filter(
-          (s) =>
-            s.metadata?.namespace === ns || want.has(s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] ?? ''),
+      // Not a fixed sleep (under load the first sync may take longer): the new leader is ready,
+      // that is caught up with its first sync, and then a resync interval (10 s) has passed.
+      const port = t.agent.hostPort(leader.replace(/_[0-9a-f]+$/, ''), 'http');
+      expect(port, `the leader ${leader} runs here`).toBeDefined();
+      await waitFor(
+        `the new leader ${leader} ready`,
+        async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      await new Promise((r) => setTimeout(r, 11_000));
+      const writes = serviceWrites(mark);
+      expect(writes, `Service writes by ${leader} after the restart:\n${describeWrites(writes)}`).toEqual([]);
+      const after = await owned();
+      expect(after.map((s) => s.metadata?.resourceVersion).sort()).toEqual(
+        before.map((s) => s.metadata?.resourceVersion).sort(),
+      );
+    },
+    budget(180_000),
+  );
+
+  it(
+    'kill -9 of the leader, again and again during a 200-endpoint burst, leaves nothing broken or orphaned',
+    async () => {
+      const BURST = 200;
+      const ns = 'pother';
+      const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
+      const leaderPod = async (): Promise<string> =>
+        (
+          (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` }))
+            .spec?.holderIdentity ?? ''
+        ).replace(/_[0-9a-f]+$/, '');
+      const ids: string[] = [];
+      let created = 0;
+      const creating = (async () => {
+        await Promise.all(
+          Array.from({ length: 8 }, async () => {
+            while (created < BURST) {
+              const i = created++;
+              const ep = await t.mock.client.endpoints.create({
+                url: `tcp://burst-${i}.${ns}:${7100 + (i % 50)}`,
+                bindings: ['kubernetes'],
+                upstream_url: t.echoUpstream,
+              });
+              ids.push(ep.id);
+            }
+          }),
         );
-        last = left.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
-        return left.length === 0 ? true : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 2000 },
-    ).catch((err: unknown) => {
-      throw new Error(`${String(err)}\n${last.slice(0, 20).join('\n')}`, { cause: err });
-    });
-  }, 420_000);
-
-  it('a truncated listing deletes nothing', async () => {
-    const before = (await owned()).length;
-    const mark = t.cluster.audit().length;
-    const served = t.proxy.pagesServed;
-    let truncated = 0;
-    // The next listing's first page loses half its endpoints and says it is the last one.
-    t.proxy.rewrite((page, index) => {
-      if (truncated > 0 || index !== 0) return page;
-      truncated++;
-      return { ...page, endpoints: page.endpoints.slice(0, ENDPOINTS / 2), next_page_uri: null };
-    });
-    await waitFor(
-      'the truncated listing and two more',
-      async () => (t.proxy.pagesServed >= served + 3 && truncated ? true : undefined),
-      {
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      },
-    );
-    t.proxy.rewrite(undefined);
-    const deletes = serviceWrites(mark).filter((e) => e.verb === 'delete');
-    expect(deletes, describeWrites(deletes)).toEqual([]);
-    expect((await owned()).length).toBe(before);
-  }, 120_000);
-
-  it("a namespace's opt-out removes its aliases; opting in again brings them back", async () => {
-    const label = (value: string | null) =>
-      t.cluster.fetch('PATCH', `/api/v1/namespaces/${APPS}`, {
-        metadata: { labels: { 'endpoint-binder.io/aliases': value } },
+      })();
+      // SIGKILL whichever controller process leads, every 1.5 s, until ten leaders died (a
+      // replacement must first take the Lease), while the burst goes on.
+      const kills: string[] = [];
+      const deadline = Date.now() + 120_000;
+      while (kills.length < 10 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 1500));
+        const pod = await leaderPod().catch(() => '');
+        const pid = pod ? t.agent.pid(pod) : undefined;
+        if (pid === undefined) continue;
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          continue; // it exited between the look-up and the kill
+        }
+        kills.push(pod);
+      }
+      await creating;
+      expect(kills.length, `leaders killed: ${kills.join(', ')}`).toBe(10);
+      const want = new Set(ids);
+      const internals = async () =>
+        (await owned()).filter((s) => s.metadata?.labels?.[ROLE_LABEL] === ROLE_INTERNAL);
+      const problems = async (): Promise<string[]> => {
+        const services = await internals();
+        const byId = new Map(
+          services.map((s) => [s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] ?? '', s]),
+        );
+        const out: string[] = [];
+        for (const id of want) {
+          const svc = byId.get(id);
+          if (!svc) out.push(`${id}: no internal Service`);
+          else if (svc.metadata?.labels?.[STATE_LABEL] !== 'projected')
+            out.push(`${id}: state ${svc.metadata?.labels?.[STATE_LABEL]}`);
+        }
+        const aliases = (await owned()).filter((s) => s.metadata?.namespace === ns);
+        if (aliases.length !== BURST) out.push(`${aliases.length} aliases in ${ns}, not ${BURST}`);
+        return out;
+      };
+      let last: string[] = [];
+      await waitFor(
+        'every burst endpoint projected after the kills',
+        async () => {
+          last = await problems();
+          return last.length === 0 ? true : undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 2000 },
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}\n${last.slice(0, 20).join('\n')}`, { cause: err });
       });
-    expect(await aliasesIn(APPS)).toBe(ENDPOINTS);
-    expect((await label('disabled')).status, 'label the namespace').toBe(200);
-    await waitFor('the aliases gone', async () => ((await aliasesIn(APPS)) === 0 ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 500,
-    });
-    expect((await label(null)).status, 'unlabel the namespace').toBe(200);
-    await waitFor(
-      'the aliases back',
-      async () => ((await aliasesIn(APPS)) === ENDPOINTS ? true : undefined),
-      {
-        timeoutMs: 30_000,
-        intervalMs: 500,
-      },
-    );
-  }, 90_000);
+      // No port serves two URLs: every internal Service's targetPorts are its own.
+      const ports = new Map<number, string>();
+      const shared: string[] = [];
+      for (const s of await internals())
+        for (const p of s.spec?.ports ?? []) {
+          const port = Number(p.targetPort);
+          const other = ports.get(port);
+          if (other && other !== s.metadata?.name) shared.push(`${port}: ${other} and ${s.metadata?.name}`);
+          ports.set(port, s.metadata?.name ?? '');
+        }
+      expect(shared, 'forwarder ports named by two internal Services').toEqual([]);
+      // Deleting them leaves no orphan.
+      for (const id of ids) await t.mock.client.endpoints.delete(id);
+      await waitFor(
+        'the burst Services gone',
+        async () => {
+          const left = (await owned()).filter(
+            (s) =>
+              s.metadata?.namespace === ns ||
+              want.has(s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] ?? ''),
+          );
+          last = left.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
+          return left.length === 0 ? true : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 2000 },
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}\n${last.slice(0, 20).join('\n')}`, { cause: err });
+      });
+    },
+    budget(420_000),
+  );
 
-  it("`endpoint-binder check` passes from an admin kubeconfig and with the controller's own token", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'eb-real-check-'));
-    const cm = await core.readNamespacedConfigMap({
-      namespace: NAMESPACE,
-      name: `${RELEASE}-endpoint-binder-controller`,
-    });
-    const config = join(dir, 'controller.yaml');
-    writeFileSync(config, cm.data?.['controller.yaml'] ?? '');
-    // The ingress line dials as the forwarder does: with the forwarder's config (plain here).
-    const fwd = await core.readNamespacedConfigMap({
-      namespace: NAMESPACE,
-      name: `${RELEASE}-endpoint-binder-forwarder`,
-    });
-    const authtokenFile = join(dir, 'AUTHTOKEN');
-    writeFileSync(authtokenFile, ACME_AUTHTOKEN);
-    const forwarderConfig = join(dir, 'forwarder.yaml');
-    writeFileSync(
-      forwarderConfig,
-      (fwd.data?.['forwarder.yaml'] ?? '').replace(/^authtokenFile: .*$/m, `authtokenFile: ${authtokenFile}`),
-    );
-    const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
-    const kubeconfigs = {
-      controller: join(dir, 'controller.kubeconfig'),
-      admin: join(dir, 'admin.kubeconfig'),
-    };
-    t.cluster.writeKubeconfig(kubeconfigs.controller, token);
-    t.cluster.writeKubeconfig(kubeconfigs.admin);
-    // The controllers' /status: a real cluster reaches it at the pod IP (or through the API
-    // server's pod proxy, which refuses a loopback pod IP); here each pod listens on its own port.
-    const controllerUrls = (
-      await core.listNamespacedPod({
-        namespace: NAMESPACE,
-        labelSelector: 'app.kubernetes.io/component=controller',
-      })
-    ).items.flatMap((p) => {
-      const port = t.agent.hostPort(p.metadata?.name ?? '', 'http');
-      return port ? ['--controller-url', `http://127.0.0.1:${port}`] : [];
-    });
-    const check = (kc: string) =>
-      exec(
-        process.execPath,
-        [
-          'bin/endpoint-binder.js',
-          'check',
-          '--config',
-          config,
-          '--forwarder-config',
-          forwarderConfig,
-          '--kubeconfig',
-          kc,
-          ...controllerUrls,
-        ],
+  it(
+    'a truncated listing deletes nothing',
+    async () => {
+      const before = (await owned()).length;
+      const mark = t.cluster.audit().length;
+      const served = t.proxy.pagesServed;
+      let truncated = 0;
+      // The next listing's first page loses half its endpoints and says it is the last one.
+      t.proxy.rewrite((page, index) => {
+        if (truncated > 0 || index !== 0) return page;
+        truncated++;
+        return { ...page, endpoints: page.endpoints.slice(0, ENDPOINTS / 2), next_page_uri: null };
+      });
+      await waitFor(
+        'the truncated listing and two more',
+        async () => (t.proxy.pagesServed >= served + 3 && truncated ? true : undefined),
         {
-          timeoutMs: 120_000,
-          env: {
-            ...process.env,
-            ENDPOINT_BINDER_API_KEY: t.mock.key,
-            ENDPOINT_BINDER_AUTHTOKEN: ACME_AUTHTOKEN,
-            POD_NAMESPACE: NAMESPACE,
-          },
+          timeoutMs: 60_000,
+          intervalMs: 500,
         },
       );
-    const admin = await check(kubeconfigs.admin);
-    expect(
-      admin.code,
-      `check from an admin kubeconfig exited ${admin.code}:\n${admin.stdout}\n${admin.stderr}`,
-    ).toBe(0);
-    expect(admin.stdout).not.toContain('✗');
-    // With the controller's own token, as in its pod (NOTES' first command): every line holds,
-    // the forwarder pods' too (the chart lets the controller list pods in its namespace).
-    const own = await check(kubeconfigs.controller);
-    expect(
-      own.code,
-      `check with the controller's token exited ${own.code}:\n${own.stdout}\n${own.stderr}`,
-    ).toBe(0);
-    expect(own.stdout).not.toContain('✗');
-    expect(own.stdout).toMatch(/✓ .*may get, list, watch, create, update, delete services/);
-    expect(own.stdout).toMatch(/✓ forwarder pods ready/);
-  }, 180_000);
+      t.proxy.rewrite(undefined);
+      const deletes = serviceWrites(mark).filter((e) => e.verb === 'delete');
+      expect(deletes, describeWrites(deletes)).toEqual([]);
+      expect((await owned()).length).toBe(before);
+    },
+    budget(120_000),
+  );
+
+  it(
+    "a namespace's opt-out removes its aliases; opting in again brings them back",
+    async () => {
+      const label = (value: string | null) =>
+        t.cluster.fetch('PATCH', `/api/v1/namespaces/${APPS}`, {
+          metadata: { labels: { 'endpoint-binder.io/aliases': value } },
+        });
+      expect(await aliasesIn(APPS)).toBe(ENDPOINTS);
+      expect((await label('disabled')).status, 'label the namespace').toBe(200);
+      await waitFor('the aliases gone', async () => ((await aliasesIn(APPS)) === 0 ? true : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+      });
+      expect((await label(null)).status, 'unlabel the namespace').toBe(200);
+      await waitFor(
+        'the aliases back',
+        async () => ((await aliasesIn(APPS)) === ENDPOINTS ? true : undefined),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 500,
+        },
+      );
+    },
+    budget(90_000),
+  );
+
+  it(
+    "`endpoint-binder check` passes from an admin kubeconfig and with the controller's own token",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'eb-real-check-'));
+      const cm = await core.readNamespacedConfigMap({
+        namespace: NAMESPACE,
+        name: `${RELEASE}-endpoint-binder-controller`,
+      });
+      const config = join(dir, 'controller.yaml');
+      writeFileSync(config, cm.data?.['controller.yaml'] ?? '');
+      // The ingress line dials as the forwarder does: with the forwarder's config (plain here).
+      const fwd = await core.readNamespacedConfigMap({
+        namespace: NAMESPACE,
+        name: `${RELEASE}-endpoint-binder-forwarder`,
+      });
+      const authtokenFile = join(dir, 'AUTHTOKEN');
+      writeFileSync(authtokenFile, ACME_AUTHTOKEN);
+      const forwarderConfig = join(dir, 'forwarder.yaml');
+      writeFileSync(
+        forwarderConfig,
+        (fwd.data?.['forwarder.yaml'] ?? '').replace(
+          /^authtokenFile: .*$/m,
+          `authtokenFile: ${authtokenFile}`,
+        ),
+      );
+      const token = await t.cluster.serviceAccountToken(NAMESPACE, `${RELEASE}-endpoint-binder-controller`);
+      const kubeconfigs = {
+        controller: join(dir, 'controller.kubeconfig'),
+        admin: join(dir, 'admin.kubeconfig'),
+      };
+      t.cluster.writeKubeconfig(kubeconfigs.controller, token);
+      t.cluster.writeKubeconfig(kubeconfigs.admin);
+      // The controllers' /status: a real cluster reaches it at the pod IP (or through the API
+      // server's pod proxy, which refuses a loopback pod IP); here each pod listens on its own port.
+      const controllerUrls = (
+        await core.listNamespacedPod({
+          namespace: NAMESPACE,
+          labelSelector: 'app.kubernetes.io/component=controller',
+        })
+      ).items.flatMap((p) => {
+        const port = t.agent.hostPort(p.metadata?.name ?? '', 'http');
+        return port ? ['--controller-url', `http://127.0.0.1:${port}`] : [];
+      });
+      const check = (kc: string) =>
+        exec(
+          process.execPath,
+          [
+            'bin/endpoint-binder.js',
+            'check',
+            '--config',
+            config,
+            '--forwarder-config',
+            forwarderConfig,
+            '--kubeconfig',
+            kc,
+            ...controllerUrls,
+          ],
+          {
+            timeoutMs: 120_000,
+            env: {
+              ...process.env,
+              ENDPOINT_BINDER_API_KEY: t.mock.key,
+              ENDPOINT_BINDER_AUTHTOKEN: ACME_AUTHTOKEN,
+              POD_NAMESPACE: NAMESPACE,
+            },
+          },
+        );
+      const admin = await check(kubeconfigs.admin);
+      expect(
+        admin.code,
+        `check from an admin kubeconfig exited ${admin.code}:\n${admin.stdout}\n${admin.stderr}`,
+      ).toBe(0);
+      expect(admin.stdout).not.toContain('✗');
+      // With the controller's own token, as in its pod (NOTES' first command): every line holds,
+      // the forwarder pods' too (the chart lets the controller list pods in its namespace).
+      const own = await check(kubeconfigs.controller);
+      expect(
+        own.code,
+        `check with the controller's token exited ${own.code}:\n${own.stdout}\n${own.stderr}`,
+      ).toBe(0);
+      expect(own.stdout).not.toContain('✗');
+      expect(own.stdout).toMatch(/✓ .*may get, list, watch, create, update, delete services/);
+      expect(own.stdout).toMatch(/✓ forwarder pods ready/);
+    },
+    budget(180_000),
+  );
 });
