@@ -16,7 +16,10 @@ export default class SummaryLineReporter implements Reporter {
         else if (state === 'failed') failed++;
         else skipped++;
       }
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++;
+      // A file that failed without a failed test (a hook or the import threw, its tests skipped)
+      // counts once, so the line never says 0 failed for a run vitest ends with exit code 1.
+      const failedTests = [...mod.children.allTests()].some((t) => t.result().state === 'failed');
+      if (mod.state() === 'failed' && !failedTests) failed++;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);

@@ -52,7 +52,13 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
       const svc = await eventually(() => env.internalOf(eps[k].id), `${k} internal`);
       ports[k] = svc.spec!.ports![0]!.targetPort as number;
     }
-    await eventually(() => Object.values(ports).every((p) => fwd.boundPorts().includes(p)), 'listeners');
+    // The forwarder binds once its cache has seen the three Services: slower on a loaded machine
+    // than the controller's own writes (a CI run timed out at 18 s), so a longer budget here.
+    await eventually(
+      () => Object.values(ports).every((p) => fwd.boundPorts().includes(p)),
+      'listeners',
+      45_000,
+    );
     await eventually(() => fwd.readiness().ready, 'forwarder ready');
     await eventually(() => ctl.status().counts['projected'] === 3, 'projected');
   }, budget(60_000));
