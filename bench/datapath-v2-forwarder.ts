@@ -38,6 +38,7 @@ export interface ForwarderPartArgs {
   ttfb: number;
   mib: number;
   idle: number;
+  only?: string | undefined;
   apiKey: string;
   authtoken: string;
 }
@@ -251,6 +252,10 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
     }
   }
 
+  if (a.only) {
+    const only = new RegExp(a.only);
+    paths.splice(0, paths.length, ...paths.filter((p) => only.test(p.label)));
+  }
   const tallies = new Map<Path, Tally>(
     paths.map((p) => [p, { rates: [], hopCpu: 0, ingressCpu: 0, conns: 0, ttfbMs: [], streams: [] }]),
   );

@@ -51,6 +51,8 @@ const Args = z.object({
   pairs: z.coerce.number().int().min(1).max(20).default(3),
   rtt: z.coerce.number().int().min(0).max(1000).default(50),
   ttfb: z.coerce.number().int().min(10).max(10_000).default(100),
+  /** forwarder part: only the paths whose label matches (a regular expression), e.g. `v2 tls`. */
+  only: z.string().min(1).optional(),
 });
 const args = parseBenchArgs('bench/datapath-v2.ts', Args);
 

@@ -3,6 +3,7 @@
  * defaults by the CLI, then validated here as a whole so every bad field is reported at once.
  */
 import { z } from 'zod';
+import { DEFAULT_STREAM_WINDOW } from '../api/ingress/v2-protocol.js';
 import { hostPortProblem, isLoopbackHost, parseHostPort, tryParseHostPort } from '../net/host-port.js';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -81,16 +82,16 @@ export const ForwarderConfig = z
         /** v2: HTTP/2 sessions kept to the ingress; streams spread over them (more open when all are full). */
         sessions: z.number().int().min(1).max(64).default(2),
         /**
-         * v2: flow-control window per stream, bytes (a session's is four times it): what one stream
-         * may have in flight, so the memory a slow reader can pin, and throughput per stream at
-         * most this per round trip (512 KiB at 50 ms: 10 MiB/s).
+         * v2: flow-control window per stream, bytes (a session's is sixteen times it): what one
+         * stream may have in flight, so throughput per stream at most this per round trip (4 MiB at
+         * 50 ms: ~80 MiB/s), and what a client that stops reading can leave buffered here.
          */
         streamWindowBytes: z
           .number()
           .int()
           .min(65_535)
           .max(2 ** 31 - 1)
-          .default(512 * 1024),
+          .default(DEFAULT_STREAM_WINDOW),
       })
       .prefault({}),
     limits: z

@@ -74,7 +74,10 @@ const IngressConfig = z
      * (a far ingress: the client's bytes sent meanwhile arrive before the answer). Default 0.
      */
     h2_answer_delay_ms: z.number().int().min(0).max(60_000).default(0),
-    /** v2: flow-control window per stream, bytes (the session's is four times it). */
+    /**
+     * v2: flow-control window per stream, bytes (the session's is sixteen times it, capped at
+     * 2^31-1). 2 MiB and more stall the 50 × 16 MiB echo test over TLS (docs/ingress.md).
+     */
     h2_window_bytes: z
       .number()
       .int()

@@ -145,6 +145,30 @@ describe.each([false, true])('forwarder over v2 (tls %s)', (tls) => {
     expect(streams(env, 'closed')[0]).toMatchObject({ early_bytes: 18 });
   });
 
+  it('a stream has its whole window in flight, and a client that stops reading pins no more than it', async () => {
+    const env = await setup();
+    // An upstream that sends 16 MiB at once, to a client that never reads.
+    const source = await startServer((s) => s.end(Buffer.alloc(16 * 1024 * 1024, 0x61)));
+    const window = 512 * 1024;
+    const { fwd, port } = await served(env, 'tcp://window.x:7709', source, {
+      ingress: { streamWindowBytes: window },
+    });
+    const c = await connectTo(port);
+    c.pause();
+    c.write('x');
+    // Past Node's default 64 KiB windows (stream and session): the configured ones are in use.
+    await waitFor(() => fwd.bufferedBytes() > window / 2, 10_000);
+    // Time for anything beyond the window to arrive, were it sent.
+    await new Promise((r) => setTimeout(r, 500));
+    const last = fwd.bufferedBytes();
+    // The stream's window plus one high-water mark of the client socket, not the 16 MiB.
+    expect(last, `buffered in the forwarder for one non-reading client: ${last} bytes`).toBeLessThanOrEqual(
+      window + 64 * 1024,
+    );
+    c.destroy();
+    await source.close();
+  });
+
   it(
     'GOAWAY mid-transfer: the live stream finishes intact, the next goes on a new session',
     async () => {

@@ -18,7 +18,7 @@ import { parseHostPort } from '../../net/host-port.js';
 import type { CancelSignal } from './cancel.js';
 import { IngressError, isCertificateError, isNotTlsError, type IngressTlsOptions } from './dialer.js';
 import { parseReply, type IngressSource } from './protocol.js';
-import { ALPN_H2, V2_HEADERS } from './v2-protocol.js';
+import { ALPN_H2, DEFAULT_STREAM_WINDOW, sessionWindow, V2_HEADERS } from './v2-protocol.js';
 
 export interface IngressV2Options {
   /** `host:port` of the ingress. */
@@ -27,7 +27,7 @@ export interface IngressV2Options {
   tls?: IngressTlsOptions;
   /** Sessions kept at most; default 2. */
   maxSessions?: number;
-  /** Flow-control window per stream, bytes; the session's is four times it. Default 1 MiB. */
+  /** Flow-control window per stream, bytes (the session's: sessionWindow); default DEFAULT_STREAM_WINDOW. */
   windowBytes?: number;
 }
 
@@ -150,7 +150,7 @@ export class IngressV2Pool {
     if (this.closed) return Promise.reject(new IngressError('ERR_794', 'the v2 pool is closed'));
     const { host, port } = this.target;
     const tls = this.opts.tls;
-    const window = this.opts.windowBytes ?? 1024 * 1024;
+    const window = this.opts.windowBytes ?? DEFAULT_STREAM_WINDOW;
     return new Promise<Pooled>((resolve, reject) => {
       // The TLS socket: a session that failed before its 'connect' (a refused certificate) does
       // not own it yet, so destroying the session alone would leave it open.
@@ -224,7 +224,7 @@ export class IngressV2Pool {
       });
       const ready = () => {
         if (settled) return;
-        session.setLocalWindowSize(window * 4);
+        session.setLocalWindowSize(sessionWindow(window));
         settled = true;
         clearTimeout(timer);
         this.sessions.push(pooled);

@@ -16,3 +16,20 @@ export const ALPN_H2 = 'h2';
 
 /** The first bytes of an HTTP/2 connection (RFC 9113 §3.4): how a plain ingress tells h2c from a v1 preface. */
 export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/**
+ * Flow-control window per stream, bytes, by default (both sides): what one stream may have in
+ * flight, so at most this per round trip (4 MiB at 50 ms: ~80 MiB/s), and what a reader that
+ * stops reading can leave buffered in the receiver for its stream.
+ */
+export const DEFAULT_STREAM_WINDOW = 4 * 1024 * 1024;
+
+/**
+ * A session's (connection) window for a stream window: room for 16 streams at full speed. It bounds
+ * what is in flight on the session, not what a slow reader pins: Node hands a session's bytes to
+ * their stream as they arrive (the connection window reopens at once), and only the stream's
+ * window waits for the reader.
+ */
+export function sessionWindow(streamWindow: number): number {
+  return Math.min(2 ** 31 - 1, streamWindow * 16);
+}

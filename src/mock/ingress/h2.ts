@@ -21,7 +21,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCatalogue } from '../../api/error-codes/index.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
-import { V2_HEADERS } from '../../api/ingress/v2-protocol.js';
+import { sessionWindow, V2_HEADERS } from '../../api/ingress/v2-protocol.js';
 import { onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
 import { CONNECTION_LOG_MSG, findEndpoint, type ConnectionContext } from './connection.js';
 import type { Gate } from './gate.js';
@@ -39,7 +39,7 @@ export interface H2Options {
   maxConcurrentStreams: number;
   /** Streams served per session at once; beyond it REFUSED_STREAM (default: none). */
   sessionStreamBudget?: number;
-  /** Per-stream and connection flow-control window, bytes. */
+  /** Per-stream flow-control window, bytes (the session's: sessionWindow). */
   windowBytes: number;
   /** Waited after the upstream is reached, before the 200 (test-only; default 0). */
   answerDelayMs?: number;
@@ -70,7 +70,7 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
     session.once('close', () => sessions.delete(session));
     session.on('error', () => undefined);
     // The connection window too, not only each stream's: one session carries many streams.
-    session.once('connect', () => session.setLocalWindowSize(opts.windowBytes * 4));
+    session.once('connect', () => session.setLocalWindowSize(sessionWindow(opts.windowBytes)));
   });
   const served = new WeakMap<Http2Session, number>();
   server.on('stream', (stream: ServerHttp2Stream, headers) => {
