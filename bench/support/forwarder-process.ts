@@ -53,7 +53,13 @@ export async function startForwarderProcess(opts: {
       listenHost: '127.0.0.1',
       ingress: opts.ingress,
       http: { listen: '127.0.0.1:0' },
-      limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 },
+      // Every idle connection of the bench goes through (the per-port and per-source shares default to 512).
+      limits: {
+        maxConnections: 20_000,
+        maxConnectionsPerPort: 20_000,
+        maxIngressConnectionsPerPort: 20_000,
+        maxIngressConnectionsPerSource: 20_000,
+      },
       drain: { delaySeconds: 0, timeoutSeconds: 1 },
       logLevel: 'info',
       ...opts.config,
