@@ -9,6 +9,18 @@ import tseslint from 'typescript-eslint';
 /** @param {string[]} names */
 const room = (names) => `^(\\.\\./)+(${names.join('|')})/`;
 const SHARED_ONLY = 'shared code (time/, net/, log/, config/) imports no room';
+/**
+ * Ownership has one front door (issue #28 item 4): "is this Service ours, and how do we know" and
+ * the install record's rules are asked of `binding/ownership/index.js` only, so a change to them
+ * (the crash-consistency work) is made in that folder and no caller depends on a file behind it.
+ * Added to every room's patterns: a second `no-restricted-imports` entry for the same files would
+ * replace the room's wall instead of adding to it.
+ */
+const OWNERSHIP_DOOR = {
+  regex: '(^\\./|/binding/)ownership/(?!index\\.js$)',
+  message:
+    'ownership has one front door: import binding/ownership/index.js, never a file behind it (docs/controller.md "Ownership and deletion")',
+};
 const boundaries = [
   {
     files: ['src/binding/**/*.ts'],
@@ -83,7 +95,15 @@ const boundaries = [
       },
     ],
   },
-].map(({ files, patterns }) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } }));
+  {
+    // Rooms without a wall of their own still go through the ownership door (below).
+    files: ['src/check/**/*.ts', 'src/cli/**/*.ts', 'src/demo/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    patterns: [],
+  },
+].map(({ files, patterns }) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns: [...patterns, OWNERSHIP_DOOR] }] },
+}));
 
 /**
  * `controller/decide/` is the controller's pure room (issue #28 item 1): what the shell observed

@@ -36,7 +36,7 @@ export interface PortAllocationInput {
    */
   reserved?: ReadonlyMap<string, number> | undefined;
   /**
-   * Claims of this install's labelled internal Services that no proof makes ours (ownership.ts):
+   * Claims of this install's labelled internal Services that no proof makes ours (ownership/):
    * they steer nothing, but no other URL gets a port they still name (a forwarder may serve it).
    */
   held?: readonly PortClaim[] | undefined;

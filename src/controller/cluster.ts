@@ -1,15 +1,10 @@
 import type { Registry } from 'prom-client';
 import {
-  INSTANCE_LABEL,
-  MANAGED_BY_LABEL,
-  MANAGED_BY_VALUE,
-  OPERATOR_NAMESPACE_LABEL,
+  installRecordName,
+  lostLabelSelector,
   ownershipSelector,
-  ROLE_ALIAS,
-  ROLE_LABEL,
   type InstallIdentity,
-} from '../binding/identity.js';
-import { installRecordName } from '../binding/install-record.js';
+} from '../binding/ownership/index.js';
 import type { NamespacePhase } from '../binding/types.js';
 import {
   collectionPath,
@@ -57,18 +52,8 @@ export interface ClusterSnapshot {
   pending: ReadonlyMap<string, PendingWrite>;
   /** The install record ConfigMap as watched (undefined: none), with its list of internal Services. */
   installRecord: ConfigMap | undefined;
-  /** Aliases with this install's labels except `managed-by` (left behind; binding/left-behind.ts). */
+  /** Aliases with this install's labels except `managed-by` (left behind; binding/ownership/left-behind.ts). */
   lostLabel: readonly Service[];
-}
-
-/** This install's alias labels with `managed-by` absent or changed (`!=` matches an absent label too). */
-export function lostLabelSelector(id: InstallIdentity): string {
-  return [
-    `${INSTANCE_LABEL}=${id.release}`,
-    `${OPERATOR_NAMESPACE_LABEL}=${id.operatorNamespace}`,
-    `${ROLE_LABEL}=${ROLE_ALIAS}`,
-    `${MANAGED_BY_LABEL}!=${MANAGED_BY_VALUE}`,
-  ].join(',');
 }
 
 const PENDING_TTL_MS = 30_000;

@@ -1,14 +1,19 @@
-import { MAX_RECORDED_INTERNAL_SERVICES } from '../binding/install-record.js';
 import {
   beyondRecordCapacity,
+  isOwnedBy,
+  MAX_RECORDED_INTERNAL_SERVICES,
   proveOwnership,
+  ROLE_INTERNAL,
+  ROLE_LABEL,
   unprovenReason,
   withCreatedAliases,
-} from '../binding/ownership.js';
+  type InternalServicesChange,
+  type LeftBehindAlias,
+} from '../binding/ownership/index.js';
 import { provenDeletes, staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import { namespaceNameVerdict, namespaceVerdict } from '../binding/namespace-policy.js';
 import { parseEndpointUrl } from '../binding/endpoint-url.js';
-import { ENDPOINT_URL_ANNOTATION, isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
+import { ENDPOINT_URL_ANNOTATION } from '../binding/identity.js';
 import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { nextReservations, reservedPorts, type Reservation } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
@@ -17,7 +22,6 @@ import { InternalRecordBook } from './internal-record-book.js';
 import { createsInPairs } from '../binding/create-order.js';
 import { LeftBehindAliases } from './left-behind-aliases.js';
 import { EventPacer } from './event-pacer.js';
-import type { LeftBehindAlias } from '../binding/left-behind.js';
 import { NameLookup, freedWithinGrace, splitKey } from './decide/name-lookup.js';
 import { recordPassMetrics } from './pass-metrics.js';
 import { ReportedOnce } from './decide/reported-once.js';
@@ -38,7 +42,6 @@ import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
 import { lostLabelDetail } from './decide/foreign-holder.js';
-import type { InternalServicesChange } from './install-record-writer.js';
 import type { ControllerMetrics } from './metrics.js';
 import { PASS, parseItem, readItem, retryItem, type ControllerQueue, type WorkItem } from './queue.js';
 import {

@@ -8,8 +8,13 @@ import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { IngressError } from '../api/ingress/dialer.js';
-import { ROLE_INTERNAL, ownershipSelector, type InstallIdentity } from '../binding/identity.js';
-import { installRecordName, recordedInternalOf } from '../binding/install-record.js';
+import {
+  installRecordName,
+  recordedInternalOf,
+  ROLE_INTERNAL,
+  ownershipSelector,
+  type InstallIdentity,
+} from '../binding/ownership/index.js';
 import {
   collectionPath,
   ConfigMapSchema,

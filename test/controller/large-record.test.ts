@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/api/client/index.js';
 import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
-import { MAX_RECORDED_INTERNAL_SERVICES } from '../../src/binding/install-record.js';
+import { MAX_RECORDED_INTERNAL_SERVICES } from '../../src/binding/ownership/index.js';
 import { resolveControllerConfig } from '../../src/controller/config.js';
 import { startController, type Controller } from '../../src/controller/controller.js';
 import {

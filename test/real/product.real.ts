@@ -4,15 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENDPOINT_ID_ANNOTATION, STATE_LABEL } from '../../src/binding/identity.js';
 import {
-  ENDPOINT_ID_ANNOTATION,
   ownershipLabels,
   ownershipSelector,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
-  STATE_LABEL,
-} from '../../src/binding/identity.js';
+} from '../../src/binding/ownership/index.js';
 import type { AuditEvent } from '../helpers/control-plane/control-plane.js';
 import { realCluster } from '../helpers/control-plane/use.js';
 import { k8sTool } from '../helpers/k8s-tools.js';

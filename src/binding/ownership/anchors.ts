@@ -1,7 +1,7 @@
-import type { Service } from '../kube/objects.js';
-import { parseEndpointUrl } from './endpoint-url.js';
-import { ALIAS_ANNOTATION, ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from './identity.js';
-import type { PlanAction } from './types.js';
+import type { Service } from '../../kube/objects.js';
+import { parseEndpointUrl } from '../endpoint-url.js';
+import { ALIAS_ANNOTATION, ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from '../identity.js';
+import type { PlanAction } from '../types.js';
 
 /**
  * Ownership anchored where tenants cannot write (docs/projection.md "Ownership"). Our labels can
