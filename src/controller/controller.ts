@@ -3,7 +3,7 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { ManagementClient } from '../api/client/index.js';
 import { staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import type { InstallIdentity } from '../binding/identity.js';
-import { compileSelector, type EndpointSelector } from '../binding/selector.js';
+import type { EndpointSelector } from '../binding/selector.js';
 import type { ProjectionConfig } from '../binding/types.js';
 import {
   EventRecorder,
@@ -32,6 +32,8 @@ import { ControllerQueue, PASS } from './queue.js';
 import { Reconciler } from './reconciler.js';
 import { InstallRecordWriter } from './install-record-writer.js';
 import { Registration, type RegistrationSpec } from './registration.js';
+import { compileOrThrow } from './selector-setting.js';
+export { SelectorError, compileOrThrow } from './selector-setting.js';
 import { leadership as leadershipOf, type LeadershipView } from './decide/status-leader.js';
 import { trackDeletingServices } from './deleting-services.js';
 import { ObservedView, convergenceGap, type ObservedStatus } from './decide/status-observed.js';
@@ -44,6 +46,8 @@ export const VERSION = '0.1.0';
 
 export interface ControllerOptions {
   config: ControllerConfig;
+  /** `config.bindings.endpointSelector` compiled, as the settings reader carries it; compiled here when absent. */
+  selector?: EndpointSelector;
   kubeConfig: KubeConfig;
   logger: Logger;
   /** The controller's Pod (downward API), for events about endpoints without a Service. */
@@ -94,17 +98,6 @@ export interface Controller {
   done: Promise<Error | undefined>;
 }
 
-/** Thrown when the selector does not compile: startup stops with exit code 2. */
-export class SelectorError extends Error {
-  override name = 'SelectorError';
-}
-
-export function compileOrThrow(expression: string): EndpointSelector {
-  const r = compileSelector(expression);
-  if (!r.ok) throw new SelectorError(`bindings.endpointSelector: ${r.message}`);
-  return r.selector;
-}
-
 /**
  * `stop()`'s steps in the order they run (docs/controller.md, "Stopping", says why this order).
  * Every step runs even when an earlier one failed; `stop()` then rejects naming the failed steps.
@@ -139,7 +132,7 @@ const NORMAL_EVENT_LIMIT = { burst: 50, perSecond: 10 };
  */
 export async function startController(opts: ControllerOptions): Promise<Controller> {
   const { config, logger: log } = opts;
-  const selector = compileOrThrow(config.bindings.endpointSelector);
+  const selector = opts.selector ?? compileOrThrow(config.bindings.endpointSelector);
   const identity: InstallIdentity = {
     release: config.releaseName,
     operatorNamespace: config.operatorNamespace,
