@@ -21,6 +21,7 @@ import type { Logger } from '../log/logger.js';
 import { parseHostPort } from '../net/host-port.js';
 import { startProbeServer, type ProbeResult, type ProbeServer } from '../net/probe-server.js';
 import { systemClock, type Clock } from '../time/clock.js';
+import type { CurveBounds } from '../time/curves.js';
 import { stopInOrder, throwIfStepFailed } from '../time/stop-in-order.js';
 import { serviceApi } from './apply.js';
 import { ClusterState } from './cluster.js';
@@ -62,7 +63,7 @@ export interface ControllerOptions {
    */
   pendingWriteTtlMs?: number;
   /** Poll backoff while notifications are down (tests shorten it). */
-  poll?: { baseDelayMs: number; maxDelayMs: number };
+  poll?: CurveBounds;
   /** How many internal Services the install record lists at most (tests lower it). */
   recordCapacity?: number;
   /** Creates per pass at most (one write-ahead record write); tests lower it. */

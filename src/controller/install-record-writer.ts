@@ -20,10 +20,9 @@ import {
 } from '../binding/ownership/index.js';
 import { describeError, isAlreadyExists, kinds, retryOnConflict, type KubeClient } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
-import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { Backoff } from '../time/backoff.js';
+import { INSTALL_RECORD_WRITE_CURVE } from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
-
-const WRITE_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000, jitter: 0.5, resetAfterMs: 120_000 };
 
 class ForeignRecordError extends Error {
   override readonly name = 'ForeignRecordError';
@@ -33,7 +32,7 @@ export class InstallRecordWriter {
   private desired: PendingRecordWrite | undefined;
   private running = false;
   private idle: (() => void)[] = [];
-  private readonly backoff = new Backoff(WRITE_BACKOFF);
+  private readonly backoff = new Backoff(INSTALL_RECORD_WRITE_CURVE);
   /** Sequence numbers of what was enqueued and of the last write that succeeded or failed. */
   private enqueued = 0;
   private waiters: { seq: number; resolve: (written: boolean) => void }[] = [];

@@ -1,6 +1,7 @@
 import { ItemBackoffLimiter } from '../kube/workqueue/rate-limiter.js';
 import { WorkQueue } from '../kube/workqueue/queue.js';
 import type { BackoffOptions } from '../time/backoff.js';
+import { NAME_READ_CURVE, PASS_CURVE, SERVICE_WRITE_CURVE } from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 /**
@@ -30,39 +31,14 @@ export function parseItem(item: WorkItem): ParsedItem {
   return { kind: kind === 'read' ? 'read' : 'retry', key: rest };
 }
 
-/** A pass that threw: 1 s doubling to 30 s. */
-export const PASS_BACKOFF: BackoffOptions = {
-  initialMs: 1_000,
-  maxMs: 30_000,
-  jitter: 0.5,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
-/** A Service whose write failed: 0.5 s doubling to 5 min, jittered; others are unaffected. */
-export const WRITE_BACKOFF: BackoffOptions = {
-  initialMs: 500,
-  maxMs: 300_000,
-  jitter: 0.25,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
-/**
- * A name held by a foreign Service (or a read that failed): read again after 2 s, doubling to
- * 5 min, so one that goes away is noticed soon and one that stays costs a GET every few minutes.
- */
-export const READ_BACKOFF: BackoffOptions = {
-  initialMs: 2_000,
-  maxMs: 300_000,
-  jitter: 0.25,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
-
 function curveOf(item: WorkItem): BackoffOptions {
   switch (parseItem(item).kind) {
     case 'pass':
-      return PASS_BACKOFF;
+      return PASS_CURVE;
     case 'retry':
-      return WRITE_BACKOFF;
+      return SERVICE_WRITE_CURVE;
     case 'read':
-      return READ_BACKOFF;
+      return NAME_READ_CURVE;
   }
 }
 

@@ -60,7 +60,7 @@ export function defineControllerSuite(title: string, startServer: () => Promise<
         kubeConfig: server.kubeConfig,
         logger: silentLogger(),
         cacheTuning: { ...fastTuning, pageSize: 500 },
-        poll: { baseDelayMs: 100, maxDelayMs: 500 },
+        poll: { initialMs: 100, maxMs: 500 },
         identity: `suite_${run}`,
       });
       return controller;

@@ -68,7 +68,7 @@ describe('controller: a full install record at scale, and a restart', () => {
       kubeConfig: kubeConfigFrom({ kubeconfigPath: sim!.kubeconfig }),
       logger,
       cacheTuning: { ...fastTuning, pageSize: 500, inactivityMs: 30_000 },
-      poll: { baseDelayMs: 100, maxDelayMs: 500 },
+      poll: { initialMs: 100, maxMs: 500 },
       identity: `${identity}_${randomBytes(3).toString('hex')}`,
       pod: { name: identity, namespace: OPERATOR_NS },
       ...(SCALE !== 1 ? { recordCapacity: CAP } : {}),
