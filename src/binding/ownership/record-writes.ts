@@ -114,24 +114,12 @@ export function nextInstallRecord(
   }
   // The change is applied to the list read now, not to the one the leader saw: a list a
   // previous leader wrote a moment ago keeps its entries.
-  let listed: { uids: string[]; dropped: number } | undefined;
-  if (pending.internal) {
-    const current = parseRecordedInternalServices(existing);
-    listed = applyRecordedChange(
-      current.ok ? current.uids : [],
-      pending.internal,
-      MAX_RECORDED_INTERNAL_SERVICES,
-    );
-  }
-  let intents: { uids: string[]; dropped: number } | undefined;
-  if (pending.intents) {
-    const current = parseRecordedIntents(existing);
-    intents = applyRecordedChange(
-      current.ok ? current.keys : [],
-      pending.intents,
-      MAX_RECORDED_INTERNAL_SERVICES,
-    );
-  }
+  const onFresh = (current: readonly string[] | undefined, change: SetChange) =>
+    applyRecordedChange(current, change, MAX_RECORDED_INTERNAL_SERVICES);
+  const freshUids = pending.internal && parseRecordedInternalServices(existing);
+  const listed = pending.internal && onFresh(freshUids?.ok ? freshUids.uids : [], pending.internal);
+  const freshIntents = pending.intents && parseRecordedIntents(existing);
+  const intents = pending.intents && onFresh(freshIntents?.ok ? freshIntents.keys : [], pending.intents);
   const lists = { ...(listed ? { listed } : {}), ...(intents ? { intents } : {}) };
   const want = installRecordConfigMap(identity, {
     ...pending.registration,
