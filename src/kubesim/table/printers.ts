@@ -175,7 +175,8 @@ interface EventFields {
   eventTime?: string | undefined;
   count?: number | undefined;
   series?: { count?: number | undefined; lastObservedTime?: string | undefined } | undefined;
-  involvedObject?: { kind?: string | undefined; name?: string | undefined; fieldPath?: string | undefined } | undefined;
+  involvedObject?:
+    { kind?: string | undefined; name?: string | undefined; fieldPath?: string | undefined } | undefined;
   source?: { component?: string | undefined; host?: string | undefined } | undefined;
   reportingController?: string | undefined;
   reportingInstance?: string | undefined;
