@@ -1,6 +1,7 @@
 import {
   beyondRecordCapacity,
   isOwnedBy,
+  lostLabelDetail,
   MAX_RECORDED_INTERNAL_SERVICES,
   proveOwnership,
   ROLE_INTERNAL,
@@ -41,7 +42,6 @@ import { withProgress } from '../time/progress.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
 import type { ClusterSnapshot, ClusterState, NameRecord } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
-import { lostLabelDetail } from './decide/foreign-holder.js';
 import type { ControllerMetrics } from './metrics.js';
 import { PASS, parseItem, readItem, retryItem, type ControllerQueue, type WorkItem } from './queue.js';
 import {

@@ -53,6 +53,9 @@ export {
 } from './proofs.js';
 export type { IntentResolutionInput, OwnershipRecord } from './proofs.js';
 
+// Why a Service at one of our names is not ours (it lost `managed-by`).
+export { lostLabelDetail } from './foreign-holder.js';
+
 // What proves nothing: left behind, listed, never deleted.
 export {
   LEFT_BEHIND_STATE,

@@ -14,7 +14,7 @@ export interface NameRecord {
   holder: 'foreign' | 'free' | 'unread';
   /** The last read (or refused create) that told us. */
   checkedAt: number;
-  /** Why the foreign holder is not ours, when it says more than "not ours" (see foreign-holder.ts). */
+  /** Why the foreign holder is not ours, when it says more than "not ours" (see binding/ownership/foreign-holder.ts). */
   detail?: string;
   /** A foreign holder was first seen then (kept after it goes, as history). */
   foreignSince?: number;
