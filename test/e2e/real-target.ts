@@ -85,9 +85,8 @@ export async function startRealTarget(
       nodeName: `process-node-${release}`,
       namespaces: [namespace],
       schedule: true,
-      // Each pod its own loopback IP (127.0.x.y; Linux routes all of 127/8 to lo), listening on
-      // its container ports as in a cluster: the controller reads a forwarder at podIP:http.
-      network: 'pod-ips',
+      // Each pod gets its own loopback IP (127.0.x.y; Linux routes all of 127/8 to lo) and listens
+      // on its container ports there, as in a cluster: the controller reads a forwarder at podIP:http.
       crashBackoff: { initialMs: 2000, maxMs: 10_000 },
       // Faster than the pods ask (at most 1 s): the tests wait on readiness.
       maxProbePeriodMs: 1000,
