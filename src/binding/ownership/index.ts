@@ -4,7 +4,7 @@
  * (the files behind this door are private to it: eslint.config.js says so), so a change to the
  * rules, such as the crash-consistency work, is made in this folder and nowhere else. Pure.
  *
- * How we know, weakest first:
+ * How we know:
  *  0. labels (labels.ts): all of this install's ownership labels. Necessary, never enough: anyone
  *     who may patch a Service can add them.
  *  1. the install record lists it (install-record.ts; the ConfigMap `<release>-install` only the
@@ -14,9 +14,11 @@
  *     create, so a leader killed between a create and recording the uid leaves a Service its
  *     successor still proves;
  *  3. this process created or updated that very object (same uid).
- * A labelled Service with none of 1-3 is `unproven` (proofs.ts): left alone, its forwarder ports
- * stay held. An alias that lost `managed-by` or that no proof backs is left behind
- * (left-behind.ts): listed, never deleted.
+ * (A record without a uid list yet, as right after an upgrade, lets every labelled internal
+ * Service count once: anchors.ts.) A labelled Service with none of 1-3 is `unproven` (proofs.ts):
+ * left alone, its forwarder ports stay held. An alias that lost `managed-by` or that no proof
+ * backs is left behind (left-behind.ts): listed, never deleted; a Service at one of our names
+ * that lost `managed-by` says so in its endpoint's `name-conflict` (foreign-holder.ts).
  *
  * The record's rules live here too: how it is read (install-record.ts), what the leader changes
  * in it after a pass (after-pass.ts, recorded-internal.ts) and what one write makes of the record
