@@ -1,5 +1,5 @@
 import { keyOf, type Service } from '../../kube/objects.js';
-import { ROLE_INTERNAL, ROLE_LABEL } from '../identity.js';
+import { isInternal } from './anchors.js';
 import { resolvedIntents, type OwnershipRecord } from './proofs.js';
 import { recordedInternalChange, type RecordedInternalChange } from './recorded-internal.js';
 
@@ -42,8 +42,7 @@ export interface AfterPass {
 }
 
 export function ownershipAfterPass(p: AfterPassInput): AfterPass {
-  const internal = (svc: Service): boolean =>
-    svc.metadata.namespace === p.operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
+  const internal = (svc: Service): boolean => isInternal(svc, p.operatorNamespace);
   const present = new Set<string>();
   const presentByKey = new Map<string, Service>();
   for (const svc of p.owned) {

@@ -24,7 +24,8 @@ export interface Anchored {
  */
 export type RecordedInternal = ReadonlySet<string> | undefined;
 
-function isInternal(s: Service, operatorNamespace: string): boolean {
+/** An internal Service by place and role label (whether it is ours is the proofs' question). */
+export function isInternal(s: Service, operatorNamespace: string): boolean {
   return s.metadata.namespace === operatorNamespace && s.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
 }
 

@@ -1,6 +1,6 @@
 import type { ConfigMap, Service } from '../../kube/objects.js';
-import { anchorOwned, namedAliases, type Anchored, type RecordedInternal } from './anchors.js';
-import { ROLE_INTERNAL, ROLE_LABEL, type InstallIdentity } from '../identity.js';
+import { anchorOwned, isInternal, namedAliases, type Anchored, type RecordedInternal } from './anchors.js';
+import type { InstallIdentity } from '../identity.js';
 import type { PlanAction } from '../types.js';
 import { isInstallRecordOf, parseRecordedIntents, recordedInternalOf } from './install-record.js';
 
@@ -82,10 +82,7 @@ export function resolvedIntents(input: IntentResolutionInput): {
       continue;
     }
     if (!trustedKeys.has(key) || live.metadata.uid === undefined) continue;
-    const internal =
-      live.metadata.namespace === input.operatorNamespace &&
-      live.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
-    if (internal || named.get(key)?.has(live.metadata.uid)) remove.push(key);
+    if (isInternal(live, input.operatorNamespace) || named.get(key)?.has(live.metadata.uid)) remove.push(key);
   }
   return { remove: remove.sort(), absentSince };
 }
