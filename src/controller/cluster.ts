@@ -24,16 +24,10 @@ import {
   type Service,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
-import type { NameRecord } from './decide/name-lookup.js';
+import { nameRead, type NameRecord } from './decide/name-lookup.js';
+import { overlayPending, PENDING_TTL_MS, type PendingWrite } from './decide/pending-writes.js';
 
-/** A write of ours the watch has not shown yet (so the pass right after it does not write again). */
-export interface PendingWrite {
-  /** What the write left at the key: the API server's answer, or null after a delete. */
-  object: Service | null;
-  /** For a delete: the resourceVersion of the object deleted. */
-  deletedResourceVersion: string | undefined;
-  at: number;
-}
+export type { PendingWrite } from './decide/pending-writes.js';
 
 /** What is known about a name this install wants and does not hold (decide/name-lookup.ts). */
 export type { NameRecord } from './decide/name-lookup.js';
@@ -71,24 +65,27 @@ export function lostLabelSelector(id: InstallIdentity): string {
   ].join(',');
 }
 
-const PENDING_TTL_MS = 30_000;
 /**
- * A write the cache is provably behind (integer resourceVersions, the cache's older) is kept this
- * long at most: a watch that delayed events longer has failed, and its relist is the truth.
+ * What the reconciler reads from and teaches the read model: one snapshot per pass, and what it
+ * learned by writing and reading (pending writes, names held by others). `ClusterState` below is
+ * the controller's; a test may stand in for its watches (test/controller/fake-cluster.ts) with the
+ * same pure rules (decide/pending-writes.ts, decide/name-lookup.ts).
  */
-const PENDING_MAX_MS = 10 * 60_000;
-
-function rvBelow(seen: string | undefined, wrote: string | undefined): boolean {
-  if (seen === undefined || wrote === undefined) return false;
-  return /^[0-9]+$/.test(seen) && /^[0-9]+$/.test(wrote) && BigInt(seen) < BigInt(wrote);
-}
-
-function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean {
-  if (seen === undefined || wrote === undefined) return false;
-  if (seen === wrote) return true;
-  // RVs are opaque, but every real server issues integers; comparing them keeps a lagging watch
-  // from masking a write that is already past it.
-  return /^[0-9]+$/.test(seen) && /^[0-9]+$/.test(wrote) && BigInt(seen) >= BigInt(wrote);
+export interface ClusterReadModel {
+  /** Every cache has listed once (a pass before that does nothing). */
+  readonly synced: boolean;
+  snapshot(now: number): ClusterSnapshot;
+  /** A successful create or update: the next pass sees `object` until the watch shows it. */
+  recordWrite(key: string, object: Service, now: number): void;
+  /** A successful delete of `deleted` (the live object the delete carried a precondition for). */
+  recordDelete(key: string, deleted: Service | undefined, now: number): void;
+  /** After a Conflict or a failure: the cache is the truth about `key` again. */
+  forgetWrite(key: string): void;
+  /** What a read showed about a name; true when that changes what a pass would decide. */
+  recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean;
+  /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
+  retainNames(keep: (key: string, record: NameRecord) => boolean): void;
+  name(key: string): NameRecord | undefined;
 }
 
 /**
@@ -96,7 +93,7 @@ function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean
  * install's Services, selected by the ownership labels, and of all Namespaces) and the
  * reconciler, the only writer of what it learned (pending writes, names held by others).
  */
-export class ClusterState {
+export class ClusterState implements ClusterReadModel {
   readonly services: Cache<Service>;
   readonly namespaces: Cache<Namespace>;
   /**
@@ -241,23 +238,9 @@ export class ClusterState {
    * that changes what a pass would decide (a new name, or another holder).
    */
   recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean {
-    const prev = this.names.get(key);
-    const next: NameRecord = { ...prev, holder, checkedAt: now };
-    if (holder === 'foreign') {
-      if (detail !== undefined) next.detail = detail;
-      else delete next.detail;
-    } else if (holder === 'free') delete next.detail;
-    if (holder === 'foreign') {
-      next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
-      next.foreignLastSeen = now;
-    } else if (holder === 'free' && prev?.holder === 'foreign') {
-      next.freedAt = now;
-    } else if (holder === 'unread' && prev && prev.holder !== 'unread') {
-      // A failed recheck tells nothing new: what was last seen stands.
-      next.holder = prev.holder;
-    }
-    this.names.set(key, next);
-    return prev?.holder !== next.holder || prev.detail !== next.detail;
+    const { record, changed } = nameRead(this.names.get(key), holder, now, detail);
+    this.names.set(key, record);
+    return changed;
   }
 
   /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
@@ -276,20 +259,8 @@ export class ClusterState {
     const owned = new Map<string, Service>();
     for (const s of this.services.list()) owned.set(keyOf(s), s);
     const watchedTo = this.services.lastSyncResourceVersion;
-    for (const [key, p] of this.pending) {
-      const cached = owned.get(key);
-      const age = now - p.at;
-      // A delayed watch event must not undo a write: while the cache is provably older than
-      // what was written, the write stands (re-sending it would send the same bytes again).
-      const expired =
-        age > PENDING_MAX_MS || (age > this.pendingTtlMs && !this.provablyBehind(p, cached, watchedTo));
-      if (expired || this.caughtUp(p, cached, watchedTo)) {
-        this.pending.delete(key);
-        continue;
-      }
-      if (p.object === null) owned.delete(key);
-      else owned.set(key, p.object);
-    }
+    const over = overlayPending(owned, this.pending, { watchedTo, now, pendingTtlMs: this.pendingTtlMs });
+    for (const key of over) this.pending.delete(key);
     const namespaces = new Map<string, NamespacePhase>();
     const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
     for (const ns of this.namespaces.list()) {
@@ -308,34 +279,5 @@ export class ClusterState {
       installRecord: this.installRecord.get(this.recordNamespace, this.recordKey),
       lostLabel: this.lostLabel.list(),
     };
-  }
-
-  /**
-   * The cache shows an object older than this write (or, for a create, the watch is not yet at
-   * its resourceVersion; for a delete, it still shows exactly the object deleted).
-   */
-  private provablyBehind(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
-    if (p.object === null)
-      return cached !== undefined && cached.metadata.resourceVersion === p.deletedResourceVersion;
-    const wrote = p.object.metadata.resourceVersion;
-    return cached ? rvBelow(cached.metadata.resourceVersion, wrote) : rvBelow(watchedTo, wrote);
-  }
-
-  /** The watch has shown this write, or something newer at its key. */
-  private caughtUp(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
-    if (p.object === null) {
-      // Our delete seen, or a newer object there (someone created it again).
-      if (!cached) return true;
-      const rv = cached.metadata.resourceVersion;
-      return (
-        p.deletedResourceVersion !== undefined &&
-        rv !== p.deletedResourceVersion &&
-        rvAtLeast(rv, p.deletedResourceVersion)
-      );
-    }
-    const wrote = p.object.metadata.resourceVersion;
-    // Our write seen (or a later one); or the watch is past it and the key is gone (deleted since).
-    if (cached) return rvAtLeast(cached.metadata.resourceVersion, wrote);
-    return rvAtLeast(watchedTo, wrote);
   }
 }
