@@ -24,36 +24,14 @@ import {
   type Service,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
-import { nameRead, type NameRecord } from './decide/name-lookup.js';
-import { overlayPending, PENDING_TTL_MS, type PendingWrite } from './decide/pending-writes.js';
+import { PENDING_TTL_MS } from './decide/pending-writes.js';
+import { ReadModelNotes, type ClusterSnapshot } from './read-model.js';
 
 export type { PendingWrite } from './decide/pending-writes.js';
+export type { ClusterReadModel, ClusterSnapshot } from './read-model.js';
 
 /** What is known about a name this install wants and does not hold (decide/name-lookup.ts). */
 export type { NameRecord } from './decide/name-lookup.js';
-
-/**
- * Everything the reconcile pass reads about the cluster, as one plain value: the caches (with
- * the writes the watch has not shown yet laid over them), namespace phases, and the names known
- * to be held by others, with their history.
- */
-export interface ClusterSnapshot {
-  /** Every cache (Services, Namespaces, the install record) has listed once. */
-  synced: boolean;
-  /** The resourceVersion the Service cache is current to. */
-  resourceVersion: string;
-  /** This install's Services by `namespace/name`: the cache plus pending writes. */
-  owned: ReadonlyMap<string, Service>;
-  namespaces: ReadonlyMap<string, NamespacePhase>;
-  /** Each namespace's labels (the namespace policy's selector reads them). */
-  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
-  names: ReadonlyMap<string, NameRecord>;
-  pending: ReadonlyMap<string, PendingWrite>;
-  /** The install record ConfigMap as watched (undefined: none), with its list of internal Services. */
-  installRecord: ConfigMap | undefined;
-  /** Aliases with this install's labels except `managed-by` (left behind; binding/left-behind.ts). */
-  lostLabel: readonly Service[];
-}
 
 /** This install's alias labels with `managed-by` absent or changed (`!=` matches an absent label too). */
 export function lostLabelSelector(id: InstallIdentity): string {
@@ -66,34 +44,11 @@ export function lostLabelSelector(id: InstallIdentity): string {
 }
 
 /**
- * What the reconciler reads from and teaches the read model: one snapshot per pass, and what it
- * learned by writing and reading (pending writes, names held by others). `ClusterState` below is
- * the controller's; a test may stand in for its watches (test/controller/fake-cluster.ts) with the
- * same pure rules (decide/pending-writes.ts, decide/name-lookup.ts).
- */
-export interface ClusterReadModel {
-  /** Every cache has listed once (a pass before that does nothing). */
-  readonly synced: boolean;
-  snapshot(now: number): ClusterSnapshot;
-  /** A successful create or update: the next pass sees `object` until the watch shows it. */
-  recordWrite(key: string, object: Service, now: number): void;
-  /** A successful delete of `deleted` (the live object the delete carried a precondition for). */
-  recordDelete(key: string, deleted: Service | undefined, now: number): void;
-  /** After a Conflict or a failure: the cache is the truth about `key` again. */
-  forgetWrite(key: string): void;
-  /** What a read showed about a name; true when that changes what a pass would decide. */
-  recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean;
-  /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
-  retainNames(keep: (key: string, record: NameRecord) => boolean): void;
-  name(key: string): NameRecord | undefined;
-}
-
-/**
  * The controller's read model. Two inputs and nothing else: the watches (caches of this
  * install's Services, selected by the ownership labels, and of all Namespaces) and the
  * reconciler, the only writer of what it learned (pending writes, names held by others).
  */
-export class ClusterState implements ClusterReadModel {
+export class ClusterState extends ReadModelNotes {
   readonly services: Cache<Service>;
   readonly namespaces: Cache<Namespace>;
   /**
@@ -108,9 +63,6 @@ export class ClusterState implements ClusterReadModel {
   readonly lostLabel: Cache<Service>;
   private readonly recordKey: string;
   private readonly recordNamespace: string;
-  private readonly pending = new Map<string, PendingWrite>();
-  private readonly names = new Map<string, NameRecord>();
-  private readonly pendingTtlMs: number;
   private readonly onChange: () => void;
 
   constructor(opts: {
@@ -124,7 +76,7 @@ export class ClusterState implements ClusterReadModel {
     /** How long a write the cache cannot be proven behind overlays it (default 30 s). */
     pendingTtlMs?: number;
   }) {
-    this.pendingTtlMs = opts.pendingTtlMs ?? PENDING_TTL_MS;
+    super(opts.pendingTtlMs ?? PENDING_TTL_MS);
     this.onChange = opts.onChange;
     const common = {
       transport: opts.transport,
@@ -212,46 +164,6 @@ export class ClusterState implements ClusterReadModel {
     return out;
   }
 
-  // ---- written by the reconciler only ----
-
-  /** A successful create or update: the next pass sees `object` until the watch shows it. */
-  recordWrite(key: string, object: Service, now: number): void {
-    this.pending.set(key, { object, deletedResourceVersion: undefined, at: now });
-  }
-
-  /** A successful delete of `deleted` (the live object the delete carried a precondition for). */
-  recordDelete(key: string, deleted: Service | undefined, now: number): void {
-    this.pending.set(key, {
-      object: null,
-      deletedResourceVersion: deleted?.metadata.resourceVersion,
-      at: now,
-    });
-  }
-
-  /** After a Conflict or a failure: the cache is the truth about `key` again. */
-  forgetWrite(key: string): void {
-    this.pending.delete(key);
-  }
-
-  /**
-   * What a read (or a create refused with AlreadyExists) showed about a name. Returns true when
-   * that changes what a pass would decide (a new name, or another holder).
-   */
-  recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean {
-    const { record, changed } = nameRead(this.names.get(key), holder, now, detail);
-    this.names.set(key, record);
-    return changed;
-  }
-
-  /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
-  retainNames(keep: (key: string, record: NameRecord) => boolean): void {
-    for (const [key, record] of this.names) if (!keep(key, record)) this.names.delete(key);
-  }
-
-  name(key: string): NameRecord | undefined {
-    return this.names.get(key);
-  }
-
   // ---- read ----
 
   /** The current state as a plain value; writes the watch has caught up with are dropped here. */
@@ -259,8 +171,7 @@ export class ClusterState implements ClusterReadModel {
     const owned = new Map<string, Service>();
     for (const s of this.services.list()) owned.set(keyOf(s), s);
     const watchedTo = this.services.lastSyncResourceVersion;
-    const over = overlayPending(owned, this.pending, { watchedTo, now, pendingTtlMs: this.pendingTtlMs });
-    for (const key of over) this.pending.delete(key);
+    const learned = this.overlay(owned, watchedTo, now);
     const namespaces = new Map<string, NamespacePhase>();
     const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
     for (const ns of this.namespaces.list()) {
@@ -274,8 +185,7 @@ export class ClusterState implements ClusterReadModel {
       owned,
       namespaces,
       namespaceLabels,
-      names: new Map(this.names),
-      pending: new Map(this.pending),
+      ...learned,
       installRecord: this.installRecord.get(this.recordNamespace, this.recordKey),
       lostLabel: this.lostLabel.list(),
     };
