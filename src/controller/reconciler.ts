@@ -10,7 +10,7 @@ import {
 import { provenDeletes, staleKnowledge, type DeleteSafety } from '../binding/delete-guard.js';
 import { namespaceNameVerdict, namespaceVerdict } from '../binding/namespace-policy.js';
 import { parseEndpointUrl } from '../binding/endpoint-url.js';
-import { ENDPOINT_URL_ANNOTATION, isOwnedBy, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
+import { ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
 import { deletingReason, isDeleting, plan } from '../binding/plan.js';
 import { reservedPorts } from '../binding/port-reservations.js';
 import { projectInChunks } from '../binding/project.js';
@@ -31,9 +31,8 @@ import type { Logger } from '../log/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { withProgress } from '../time/progress.js';
 import { applyAll, type ApplyOutcome, type ServiceApi } from './apply.js';
-import type { ClusterReadModel, ClusterSnapshot, NameRecord } from './cluster.js';
+import type { ClusterReadModel, ClusterSnapshot } from './cluster.js';
 import type { FeedSnapshot } from './feed.js';
-import { lostLabelDetail } from './decide/foreign-holder.js';
 import type { InternalServicesChange } from './install-record-writer.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { ControllerQueue } from './queue.js';
@@ -43,7 +42,6 @@ import {
   deletesHeld,
   deletesSettled,
   initialMemory,
-  nameNoted,
   namesAsked,
   passPlanned,
   passRunning,
@@ -63,6 +61,7 @@ import {
   statusesReported,
 } from './decide/pass-report.js';
 import { unreportedOnly, type EventDecision } from './decide/reporting.js';
+import { NameReads } from './name-reads.js';
 import { runReconcileWorkers, type Reconcile, type ReconcileResult } from './reconcile-runner.js';
 
 export type { WriteFailure } from './decide/reconciler-memory.js';
@@ -142,9 +141,6 @@ export interface ReconcilerOptions {
 /** Write-ahead entries per record write (and so creates per pass). */
 const MAX_INTENTS_PER_PASS = 4_000;
 
-/** More unknown names than this in one namespace are read with one list instead of one GET each. */
-const SCAN_THRESHOLD = 8;
-
 /** Log lines, outcomes and read-model updates handled between two yields to the event loop. */
 const CHUNK = 500;
 
@@ -172,9 +168,11 @@ export class Reconciler implements Reconcile {
   private readonly pacer: EventPacer;
   private readonly unanchored: ReportedOnce<Service>;
   private readonly deleting: ReportedOnce<Service>;
+  private readonly names: NameReads;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.clock = o.clock ?? systemClock;
+    this.names = new NameReads({ ...o, clock: this.clock, concurrency: o.writeConcurrency });
     this.internalRecord = new InternalRecordBook(o.log, o.internalRecord);
     this.leftBehind = new LeftBehindAliases(o.log);
     // The recorder queues 256 at most; state Events wait here for room, write Events go directly.
@@ -437,7 +435,7 @@ export class Reconciler implements Reconcile {
     const unknown = names.unknown(proof.owned);
     if (unknown.length > 0) {
       this.o.log.debug({ names: unknown.length }, 'reading Service names before planning');
-      await this.readFirst(unknown, out, signal);
+      await this.names.readFirst(unknown, out, signal);
       if (signal.aborted) return undefined;
       if (unknown.some((key) => this.o.cluster.name(key)?.holder === 'foreign')) {
         out.push({ op: 'add', item: PASS });
@@ -682,106 +680,11 @@ export class Reconciler implements Reconcile {
 
   // ---- reads of names ----
 
-  /**
-   * First reads, inside the pass: a GET per name, or one list of the namespace when it has more
-   * than SCAN_THRESHOLD of them; as many at once as writes.
-   */
-  private async readFirst(keys: readonly string[], out: QueueOp[], signal: AbortSignal): Promise<void> {
-    const byNamespace = new Map<string, string[]>();
-    for (const key of keys) {
-      const [ns] = splitKey(key);
-      const list = byNamespace.get(ns);
-      if (list) list.push(key);
-      else byNamespace.set(ns, [key]);
-    }
-    const reads: (() => Promise<unknown>)[] = [];
-    for (const [ns, list] of byNamespace) {
-      if (list.length > SCAN_THRESHOLD) reads.push(() => this.readNamespace(ns, list, out, signal));
-      else for (const key of list) reads.push(() => this.readName(key, out, signal));
-    }
-    let next = 0;
-    const reader = async (): Promise<void> => {
-      while (next < reads.length && !signal.aborted) await reads[next++]!();
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(reads.length, Math.max(1, this.o.writeConcurrency)) }, reader),
-    );
-  }
-
-  /** Records one observation of a name; what it means for the queue is decided by `nameNoted`. */
-  private noteName(
-    key: string,
-    seen: NameRecord['holder'],
-    detail: string | undefined,
-    out: QueueOp[],
-  ): boolean {
-    const { cluster } = this.o;
-    const before = cluster.name(key);
-    const changed = cluster.recordName(key, seen, this.clock.now(), detail);
-    const noted = nameNoted(key, before, cluster.name(key), detail);
-    this.write(noted.log);
-    for (const op of noted.queue) out.push(op);
-    return changed;
-  }
-
   /** A queued recheck of a name held by others (or unread); a changed holder asks for a pass. */
   private async recheckName(key: string, out: QueueOp[], signal: AbortSignal): Promise<void> {
     const wanted = recheckWanted(this.memory, key);
     for (const op of wanted.queue) out.push(op);
-    if (wanted.read && (await this.readName(key, out, signal))) out.push({ op: 'requestPass' });
-  }
-
-  /** Reads who holds one name and records it; true when what is known about it changed. */
-  private async readName(key: string, out: QueueOp[], signal: AbortSignal): Promise<boolean> {
-    const [namespace, name] = splitKey(key);
-    let seen: NameRecord['holder'];
-    let detail: string | undefined;
-    try {
-      const live = await this.o.api.get(namespace, name, signal);
-      const identity = this.o.config().identity;
-      seen = !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
-      if (live && seen === 'foreign') detail = lostLabelDetail(live, identity);
-      this.o.metrics.kubeReads.inc({ op: 'get', result: 'ok' });
-    } catch (err) {
-      if (signal.aborted) return false;
-      this.o.metrics.kubeReads.inc({ op: 'get', result: 'error' });
-      this.o.log.warn(
-        { service: key, error: err instanceof Error ? err.message : String(err) },
-        'reading a Service name failed; planning it as free and reading it again',
-      );
-      seen = 'unread';
-    }
-    return this.noteName(key, seen, detail, out);
-  }
-
-  /** The same for many names of one namespace, with one list. */
-  private async readNamespace(
-    namespace: string,
-    keys: readonly string[],
-    out: QueueOp[],
-    signal: AbortSignal,
-  ): Promise<boolean> {
-    let held: Map<string, Service> | undefined;
-    try {
-      held = new Map((await this.o.listServices(namespace, signal)).map((s) => [s.metadata.name, s]));
-      this.o.metrics.kubeReads.inc({ op: 'list', result: 'ok' });
-    } catch (err) {
-      if (signal.aborted) return false;
-      this.o.metrics.kubeReads.inc({ op: 'list', result: 'error' });
-      this.o.log.warn(
-        { namespace, names: keys.length, error: err instanceof Error ? err.message : String(err) },
-        'listing the Services of a namespace failed; planning its names as free and reading them again',
-      );
-    }
-    let changed = false;
-    const identity = this.o.config().identity;
-    for (const key of keys) {
-      const live = held?.get(splitKey(key)[1]);
-      const seen = !held ? 'unread' : !live || isOwnedBy(live, identity) ? 'free' : 'foreign';
-      const detail = live && seen === 'foreign' ? lostLabelDetail(live, identity) : undefined;
-      if (this.noteName(key, seen, detail, out)) changed = true;
-    }
-    return changed;
+    if (wanted.read && (await this.names.readName(key, out, signal))) out.push({ op: 'requestPass' });
   }
 
   // ---- report ----
