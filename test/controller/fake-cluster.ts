@@ -1,13 +1,4 @@
-import {
-  INSTANCE_LABEL,
-  isOwnedBy,
-  MANAGED_BY_LABEL,
-  MANAGED_BY_VALUE,
-  OPERATOR_NAMESPACE_LABEL,
-  ROLE_ALIAS,
-  ROLE_LABEL,
-  type InstallIdentity,
-} from '../../src/binding/ownership/index.js';
+import { hasLostLabel, isOwnedBy, type InstallIdentity } from '../../src/binding/ownership/index.js';
 import type { NamespacePhase } from '../../src/binding/types.js';
 import { PENDING_TTL_MS } from '../../src/controller/decide/pending-writes.js';
 import { ReadModelNotes, type ClusterSnapshot } from '../../src/controller/read-model.js';
@@ -66,12 +57,6 @@ export class FakeCluster extends ReadModelNotes {
   }
 
   private lostLabel(s: Service): boolean {
-    const labels = s.metadata.labels ?? {};
-    return (
-      labels[INSTANCE_LABEL] === this.o.identity.release &&
-      labels[OPERATOR_NAMESPACE_LABEL] === this.o.identity.operatorNamespace &&
-      labels[ROLE_LABEL] === ROLE_ALIAS &&
-      labels[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE
-    );
+    return hasLostLabel(s, this.o.identity);
   }
 }

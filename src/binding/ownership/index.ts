@@ -40,7 +40,7 @@ export {
 } from '../identity.js';
 
 // 0. Labels: select this install's objects; prove nothing alone.
-export { isOwnedBy, lostLabelSelector, ownershipLabels, ownershipSelector } from './labels.js';
+export { hasLostLabel, isOwnedBy, lostLabelSelector, ownershipLabels, ownershipSelector } from './labels.js';
 
 // 1-3. The proofs.
 export { anchorOwned, namedAliases, withCreatedAliases } from './anchors.js';

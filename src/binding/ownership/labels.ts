@@ -41,6 +41,20 @@ export function isOwnedBy(
   return Object.entries(ownershipLabels(id)).every(([k, v]) => labels[k] === v);
 }
 
+/** The labels `lostLabelSelector` matches, as a predicate (for a read model without a server). */
+export function hasLostLabel(
+  obj: { metadata: { labels?: Record<string, string> | undefined } },
+  id: InstallIdentity,
+): boolean {
+  const labels = obj.metadata.labels ?? {};
+  return (
+    labels[INSTANCE_LABEL] === id.release &&
+    labels[OPERATOR_NAMESPACE_LABEL] === id.operatorNamespace &&
+    labels[ROLE_LABEL] === ROLE_ALIAS &&
+    labels[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE
+  );
+}
+
 /** This install's alias labels with `managed-by` absent or changed (`!=` matches an absent label too). */
 export function lostLabelSelector(id: InstallIdentity): string {
   return [
