@@ -30,6 +30,7 @@
  * The client crowds, B's client, the silent upstream and the delay proxy share this process; the
  * forwarder, the ingress, the echo upstream and the black hole are processes of their own.
  */
+import { appendFileSync } from 'node:fs';
 import { readFile, mkdtemp, writeFile } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -52,7 +53,7 @@ import {
   type BurstResult,
   type Samples,
 } from './support/isolation-clients.js';
-import { bounded, freePort, loadAverage } from './support/load.js';
+import { bounded, cpuSeconds, freePort, loadAverage } from './support/load.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
 const Args = z.object({
@@ -134,22 +135,33 @@ async function blackHole(): Promise<number> {
   throw new Error('the black hole accepted 8 connections: its accept queue never filled');
 }
 
-/** Counts the forwarder's `forwarder connection` warn lines by code (refusals and give-ups). */
-function countRefusals(child: ChildProcess): Map<string, number> {
-  const codes = new Map<string, number>();
+/**
+ * Counts the forwarder's `forwarder connection` lines by outcome and code (at `info` only the
+ * refusals and give-ups are logged, at `debug` every connection) and its other warnings by `msg`.
+ */
+function countOutcomes(child: ChildProcess): Map<string, number> {
+  const counts = new Map<string, number>();
+  const add = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
   let buf = '';
+  const tee = process.env['BENCH_FORWARDER_LOG'];
   child.stdout?.on('data', (c: string | Buffer) => {
+    if (tee) appendFileSync(tee, c);
     buf += c.toString();
     let nl: number;
     while ((nl = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
-      if (!line.includes('"forwarder connection"')) continue;
-      const code = /"code":"([^"]+)"/.exec(line)?.[1] ?? 'none';
-      codes.set(code, (codes.get(code) ?? 0) + 1);
+      const code = /"code":"([^"]+)"/.exec(line)?.[1];
+      if (line.includes('"msg":"forwarder connection"')) {
+        const outcome = /"outcome":"([^"]+)"/.exec(line)?.[1] ?? '?';
+        const error = /"error":"([^"]{0,48})/.exec(line)?.[1];
+        add(`${outcome}${code ? ` ${code}` : ''}${error && code ? ` (${error}…)` : ''}`);
+      } else if (line.includes('"level":40') || line.includes('"level":50')) {
+        add(`warn: ${/"msg":"([^"]+)"/.exec(line)?.[1] ?? '?'}${code ? ` ${code}` : ''}`);
+      }
     }
   });
-  return codes;
+  return counts;
 }
 
 const show = (m: ReadonlyMap<string, number>) =>
@@ -198,6 +210,7 @@ async function forwarder(
   address: string,
   caFile: string,
   routes: [number, string][],
+  config?: Record<string, unknown>,
 ): Promise<ChildProcess> {
   return startForwarderProcess({
     sim: w.sim,
@@ -208,6 +221,7 @@ async function forwarder(
     authtoken: AUTHTOKEN,
     ingress: { address, tls: sec === 'tls', protocol, ...(sec === 'tls' ? { caFile } : {}) },
     routes,
+    ...(config ? { config } : {}),
   });
 }
 
@@ -277,7 +291,7 @@ async function isolation(
     [a2, A_HOLE_URL],
     [b, B_URL],
   ]);
-  const refusals = countRefusals(fwd);
+  const refusals = countOutcomes(fwd);
   let other: ChildProcess | undefined;
   const sample = (phase: string) =>
     bounded(
@@ -301,7 +315,7 @@ async function isolation(
         [c1, A_SILENT_URL],
         [c2, A_HOLE_URL],
       ]);
-      const otherRefusals = countRefusals(other);
+      const otherRefusals = countOutcomes(other);
       await underAttack(w, s, 'ctl-1byte', {
         port: c1,
         source: A_SOURCE,
@@ -340,23 +354,69 @@ async function burstPart(
   caFile: string,
 ): Promise<void> {
   const proxy = await startDelayProxy(parseHostPort(ing.ingress), args.rtt);
-  const port = await freePort();
-  const fwd = await forwarder(w, `burst-${protocol}-${sec}`, sec, protocol, proxy.address, caFile, [
-    [port, B_URL],
-  ]);
-  const refusals = countRefusals(fwd);
+  const [port, http] = [await freePort(), `127.0.0.1:${await freePort()}`];
+  // At debug every connection's outcome is logged, so every failure of the burst has its cause.
+  const fwd = await forwarder(
+    w,
+    `burst-${protocol}-${sec}`,
+    sec,
+    protocol,
+    proxy.address,
+    caFile,
+    [[port, B_URL]],
+    { logLevel: 'debug', http: { listen: http } },
+  );
+  const outcomes = countOutcomes(fwd);
   try {
     const warm = await timedEcho(port, '127.0.0.1', ECHO_TIMEOUT_MS); // the path works (v2: a session is up)
     if (!warm.ok) throw new Error(`burst ${sec} ${protocol}: the warm-up client failed: ${warm.error}`);
     log(`burst ${sec} ${protocol}: load average ${await loadAverage()}`);
     const accepted0 = proxy.accepted();
+    const pids = { forwarder: fwd.pid!, ingress: ing.child.pid! };
+    const cpu0 = { forwarder: await cpuSeconds(pids.forwarder), ingress: await cpuSeconds(pids.ingress) };
+    const self0 = process.cpuUsage();
+    const gauges = watchGauges(http);
     const r = await bounded(`burst ${sec} ${protocol}`, burst(port, args.burst, 120_000), 300_000);
+    const self = process.cpuUsage(self0);
+    gauges.stop();
+    const cpu = {
+      forwarder: (await cpuSeconds(pids.forwarder)) - cpu0.forwarder,
+      ingress: (await cpuSeconds(pids.ingress)) - cpu0.ingress,
+    };
     log(burstLine(sec, protocol, r, proxy.accepted() - accepted0));
-    log(`  forwarder give-ups by code: ${show(refusals)}`);
+    log(
+      `  CPU during the burst: forwarder ${cpu.forwarder.toFixed(2)} s, ingress ${cpu.ingress.toFixed(2)} s, this process (clients, delay proxy) ${((self.user + self.system) / 1e6).toFixed(2)} s, over ${(r.wallMs / 1000).toFixed(2)} s on 2 cores`,
+    );
+    log(
+      `  forwarder gauges every 250 ms: dial_window max ${gauges.max('endpoint_binder_forwarder_dial_window')}, dials_waiting max ${gauges.max('endpoint_binder_forwarder_dials_waiting')} (${gauges.reads} reads)`,
+    );
+    await sleep(1000); // the forwarder's last lines
+    log(`  forwarder connections by outcome and code, and its warnings: ${show(outcomes)}`);
   } finally {
     await stopProcess(fwd);
     await proxy.close();
   }
+}
+
+/** Reads the forwarder's gauges from /metrics every 250 ms, keeping each one's maximum. */
+function watchGauges(http: string): { max(name: string): string; reads: number; stop(): void } {
+  const maxes = new Map<string, number>();
+  const out = {
+    reads: 0,
+    max: (n: string) => String(maxes.get(n) ?? 'unknown'),
+    stop: () => clearInterval(timer),
+  };
+  const timer = setInterval(() => {
+    void fetch(`http://${http}/metrics`)
+      .then((r) => r.text())
+      .then((text) => {
+        out.reads++;
+        for (const m of text.matchAll(/^(endpoint_binder_forwarder_(?:dial_window|dials_waiting)) (\d+)/gm))
+          maxes.set(m[1]!, Math.max(maxes.get(m[1]!) ?? 0, Number(m[2])));
+      })
+      .catch(() => undefined);
+  }, 250);
+  return out;
 }
 
 async function fdLimit(): Promise<string> {
