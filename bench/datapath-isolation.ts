@@ -69,6 +69,8 @@ const Args = z.object({
   part: z.enum(['isolation', 'burst', 'both']).default('both'),
   /** 1: also run each attack against a forwarder of its own (B's p99 under the same CPU load). */
   control: z.coerce.number().int().min(0).max(1).default(1),
+  /** The ingress's max_handshakes_per_source (0: the mock's default, 64), to show what that budget costs. */
+  ingressHandshakesPerSource: z.coerce.number().int().min(0).max(100_000).default(0),
 });
 type Args = z.infer<typeof Args>;
 const args = parseBenchArgs('bench/datapath-isolation.ts', Args);
@@ -154,7 +156,8 @@ function countOutcomes(child: ChildProcess): Map<string, number> {
       const code = /"code":"([^"]+)"/.exec(line)?.[1];
       if (line.includes('"msg":"forwarder connection"')) {
         const outcome = /"outcome":"([^"]+)"/.exec(line)?.[1] ?? '?';
-        const error = /"error":"([^"]{0,48})/.exec(line)?.[1];
+        // The text without its numbers (times, ports), so one cause is one key.
+        const error = /"error":"([^"]{0,48})/.exec(line)?.[1]?.replace(/\d+/g, 'N');
         add(`${outcome}${code ? ` ${code}` : ''}${error && code ? ` (${error}…)` : ''}`);
       } else if (line.includes('"level":40') || line.includes('"level":50')) {
         add(`warn: ${/"msg":"([^"]+)"/.exec(line)?.[1] ?? '?'}${code ? ` ${code}` : ''}`);
@@ -183,7 +186,7 @@ interface Ingress {
 
 async function startIngress(sec: Sec): Promise<Ingress> {
   const ing = await spawnJson(
-    ['bench/isolation-roles.ts', 'ingress', sec],
+    ['bench/isolation-roles.ts', 'ingress', sec, String(args.ingressHandshakesPerSource)],
     { BENCH_API_KEY: API_KEY, BENCH_AUTHTOKEN: AUTHTOKEN },
     (o) =>
       typeof o['ingress'] === 'string'
@@ -426,7 +429,7 @@ async function fdLimit(): Promise<string> {
 
 async function main(a: Args): Promise<void> {
   log(
-    `datapath-isolation bench: node ${process.version}; isolation: ${a.samples} samples ${a.gap} ms apart per phase, crowd ${a.crowd}, black-hole clients ${a.holeClients}; burst ${a.burst} at ${a.rtt} ms RTT; open files limit ${await fdLimit()}`,
+    `datapath-isolation bench: node ${process.version}; isolation: ${a.samples} samples ${a.gap} ms apart per phase, crowd ${a.crowd}, black-hole clients ${a.holeClients}; burst ${a.burst} at ${a.rtt} ms RTT; ingress max_handshakes_per_source ${a.ingressHandshakesPerSource || '64 (default)'}; open files limit ${await fdLimit()}`,
   );
   log(`load average at start: ${await loadAverage()}`);
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>

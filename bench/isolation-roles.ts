@@ -1,7 +1,7 @@
 /**
  * The separate processes of bench/datapath-isolation.ts, one role each:
  *
- *   ingress <plain|tls>  the mock management API with its binding ingress at the mock's default
+ *   ingress <plain|tls> [handshakes-per-source]  the mock management API with its binding ingress at the mock's default
  *                        budgets (1,024 connections, 512 per endpoint URL, 256 handshakes, 64
  *                        per source, a 5 s upstream connect): the isolation figures are about
  *                        those budgets, so none is raised here (datapath-roles.ts raises them)
@@ -18,12 +18,17 @@ import { startMockApi } from '../src/mock/server.js';
 const BENCH_API_KEY = process.env['BENCH_API_KEY'] ?? 'bench_api_key_0123456789';
 const BENCH_AUTHTOKEN = process.env['BENCH_AUTHTOKEN'] ?? 'bench_authtoken_0123456789';
 
-async function ingress(tls: boolean): Promise<void> {
+/** `handshakesPerSource`: the one budget a run may raise, to show what it costs (0: the default). */
+async function ingress(tls: boolean, handshakesPerSource: number): Promise<void> {
+  const handshakes =
+    handshakesPerSource > 0
+      ? { max_handshakes: Math.max(256, handshakesPerSource), max_handshakes_per_source: handshakesPerSource }
+      : {};
   const api = await startMockApi({
     config: {
       accounts: [{ id: 'bench', api_keys: [BENCH_API_KEY], authtokens: [BENCH_AUTHTOKEN] }],
       rate_limit: { requests: 1_000_000, window_seconds: 60 },
-      ingress: { tls },
+      ingress: { tls, ...handshakes },
     },
     ingress: {},
   });
@@ -44,11 +49,11 @@ function blackHole(): void {
 }
 
 const role = process.argv[2];
-if (role === 'ingress') await ingress(process.argv[3] === 'tls');
+if (role === 'ingress') await ingress(process.argv[3] === 'tls', Number(process.argv[4] ?? 0));
 else if (role === 'black-hole') blackHole();
 else {
   process.stderr.write(
-    `usage: isolation-roles.ts ingress <plain|tls> | black-hole (got ${role ?? 'nothing'})\n`,
+    `usage: isolation-roles.ts ingress <plain|tls> [handshakes-per-source] | black-hole (got ${role ?? 'nothing'})\n`,
   );
   process.exit(2);
 }
