@@ -178,6 +178,8 @@ function sampleLine(label: string, s: Samples, idleP99?: number): string {
 }
 
 interface Ingress {
+  /** The ingress's warn lines (refusals, evictions) by msg and code. */
+  warnings: Map<string, number>;
   api: string;
   ingress: string;
   ca: string;
@@ -193,7 +195,7 @@ async function startIngress(sec: Sec): Promise<Ingress> {
         ? { api: String(o['api']), ingress: o['ingress'], ca: typeof o['ca'] === 'string' ? o['ca'] : '' }
         : undefined,
   );
-  return { ...ing.value, child: ing.child };
+  return { ...ing.value, child: ing.child, warnings: countOutcomes(ing.child) };
 }
 
 interface World {
@@ -393,6 +395,10 @@ async function burstPart(
     log(
       `  forwarder gauges every 250 ms: dial_window max ${gauges.max('endpoint_binder_forwarder_dial_window')}, dials_waiting max ${gauges.max('endpoint_binder_forwarder_dials_waiting')} (${gauges.reads} reads)`,
     );
+    log(
+      `  forwarder failed attempts (retries included), ingress_refusals_total: ${await refusalTotals(http)}`,
+    );
+    log(`  the ingress's warnings over the whole run, by code: ${show(ing.warnings)}`);
     await sleep(1000); // the forwarder's last lines
     log(`  forwarder connections by outcome and code, and its warnings: ${show(outcomes)}`);
   } finally {
@@ -420,6 +426,18 @@ function watchGauges(http: string): { max(name: string): string; reads: number; 
       .catch(() => undefined);
   }, 250);
   return out;
+}
+
+/** `endpoint_binder_forwarder_ingress_refusals_total` by code, from the forwarder's /metrics. */
+async function refusalTotals(http: string): Promise<string> {
+  const text = await fetch(`http://${http}/metrics`).then(
+    (r) => r.text(),
+    (e: unknown) => `unreadable: ${String(e)}`,
+  );
+  const rows = [
+    ...text.matchAll(/^endpoint_binder_forwarder_ingress_refusals_total\{code="([^"]+)"\} (\d+)/gm),
+  ];
+  return rows.length === 0 ? 'none' : rows.map((m) => `${m[1]} ${m[2]}`).join(', ');
 }
 
 async function fdLimit(): Promise<string> {

@@ -13,6 +13,7 @@
  * Each prints one JSON line with its addresses, then serves until killed.
  */
 import { createServer, type AddressInfo } from 'node:net';
+import { createLogger } from '../src/log/logger.js';
 import { startMockApi } from '../src/mock/server.js';
 
 const BENCH_API_KEY = process.env['BENCH_API_KEY'] ?? 'bench_api_key_0123456789';
@@ -31,6 +32,8 @@ async function ingress(tls: boolean, handshakesPerSource: number): Promise<void>
       ingress: { tls, ...handshakes },
     },
     ingress: {},
+    // Its refusals and evictions (warn), one line each, for the driver to count by code.
+    logger: createLogger({ level: 'warn', name: 'ingress' }),
   });
   process.stdout.write(
     JSON.stringify({ api: api.url, ingress: api.ingressAddress, ca: api.ingressCaPem ?? '' }) + '\n',
