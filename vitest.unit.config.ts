@@ -35,7 +35,7 @@ export default defineConfig({
       'test/net/host-port.test.ts',
       'test/ingress/protocol.test.ts',
       'test/helpers/wait.test.ts',
-      'test/time/stop-in-order.test.ts',
+      'test/time/**/*.test.ts',
     ],
     environment: 'node',
     reporters: ['default', './test/reporters/summary-line.ts'],

@@ -40,8 +40,8 @@ export function installRecordName(id: InstallIdentity): string {
 
 export interface InstallRecord {
   /** `host:port` of the binding ingress; undefined while the controller has not registered. */
-  ingressAddress?: string;
-  operatorId?: string;
+  ingressAddress?: string | undefined;
+  operatorId?: string | undefined;
   /** Uids of the internal Services the controller created; undefined: never recorded (an upgrade). */
   internalServices?: readonly string[];
   /** `namespace/name` of the Services the leader is about to create (write-ahead entries). */

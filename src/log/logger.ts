@@ -38,7 +38,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       level: opts.level ?? process.env['LOG_LEVEL'] ?? 'info',
       ...(opts.name ? { name: opts.name } : {}),
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      base: undefined,
+      base: null,
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     opts.destination,
