@@ -399,6 +399,7 @@ async function burstPart(
       `  forwarder failed attempts (retries included), ingress_refusals_total: ${await refusalTotals(http)}`,
     );
     log(`  the ingress's warnings over the whole run, by code: ${show(ing.warnings)}`);
+    log(`  delay proxy aborts (the side that failed first, its error): ${show(proxy.aborts())}`);
     await sleep(1000); // the forwarder's last lines
     log(`  forwarder connections by outcome and code, and its warnings: ${show(outcomes)}`);
   } finally {
