@@ -283,13 +283,16 @@ async function underAttack(
   log(sampleLine('after', await b.sample(`after ${label}`), b.idleP99));
 }
 
-async function isolation(
-  w: World,
-  sec: Sec,
-  protocol: Protocol,
-  ing: Ingress,
-  caFile: string,
-): Promise<void> {
+/** One transport's run: the shared processes, the transport, its fresh ingress and CA file. */
+interface Run {
+  w: World;
+  sec: Sec;
+  protocol: Protocol;
+  ing: Ingress;
+  caFile: string;
+}
+
+async function isolation({ w, sec, protocol, ing, caFile }: Run): Promise<void> {
   const [a1, a2, b] = [await freePort(), await freePort(), await freePort()];
   const fwd = await forwarder(w, `iso-${protocol}-${sec}`, sec, protocol, ing.ingress, caFile, [
     [a1, A_SILENT_URL],
@@ -351,13 +354,7 @@ function burstLine(sec: Sec, protocol: Protocol, r: BurstResult, accepted: numbe
   ].join('\n');
 }
 
-async function burstPart(
-  w: World,
-  sec: Sec,
-  protocol: Protocol,
-  ing: Ingress,
-  caFile: string,
-): Promise<void> {
+async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> {
   const proxy = await startDelayProxy(parseHostPort(ing.ingress), args.rtt);
   const [port, http] = [await freePort(), `127.0.0.1:${await freePort()}`];
   // At debug every connection's outcome is logged, so every failure of the burst has its cause.
@@ -479,8 +476,9 @@ async function main(a: Args): Promise<void> {
         const caFile = join(dir, `ingress-ca-${sec}-${protocol}.pem`);
         await writeFile(caFile, ing.ca);
         try {
-          if (a.part !== 'burst') await isolation(w, sec, protocol, ing, caFile);
-          if (a.part !== 'isolation') await burstPart(w, sec, protocol, ing, caFile);
+          const run: Run = { w, sec, protocol, ing, caFile };
+          if (a.part !== 'burst') await isolation(run);
+          if (a.part !== 'isolation') await burstPart(run);
         } finally {
           await stopProcess(ing.child);
         }
