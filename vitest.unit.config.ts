@@ -21,6 +21,7 @@ export default defineConfig({
       'test/check/ingress-decisions.test.ts',
       'test/api/sse-parser.test.ts',
       'test/controller/queue.test.ts',
+      'test/controller/reconciler-effects.test.ts',
       'test/controller/decide/**/*.test.ts',
       'test/controller/reporting-decisions.test.ts',
       'test/controller/reported-once.test.ts',

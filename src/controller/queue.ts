@@ -3,32 +3,9 @@ import { WorkQueue } from '../kube/workqueue/queue.js';
 import type { BackoffOptions } from '../time/backoff.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
-/**
- * The controller's one work queue and what goes through it:
- *
- * - `pass`: the world changed (an endpoint, a Service or Namespace event, leadership); one
- *   reconcile pass follows. Cluster events add it with a short delay (`requestPass`), so a burst
- *   of them is one pass; endpoint changes add it at once.
- * - `read:<namespace>/<name>`: find out again who holds a Service name the projection asked
- *   about, with backoff, while a foreign Service holds it or its read failed (the first read of a
- *   name happens inside the pass, before the plan).
- * - `retry:<namespace>/<name>`: a Service whose write failed has waited out its backoff.
- */
-export type WorkItem = 'pass' | `read:${string}` | `retry:${string}`;
-
-export const PASS: WorkItem = 'pass';
-export const readItem = (key: string): WorkItem => `read:${key}`;
-export const retryItem = (key: string): WorkItem => `retry:${key}`;
-
-export type ParsedItem = { kind: 'pass' } | { kind: 'read' | 'retry'; key: string };
-
-export function parseItem(item: WorkItem): ParsedItem {
-  if (item === PASS) return { kind: 'pass' };
-  const colon = item.indexOf(':');
-  const kind = item.slice(0, colon);
-  const rest = item.slice(colon + 1);
-  return { kind: kind === 'read' ? 'read' : 'retry', key: rest };
-}
+/** The queue's items and the calls a reconcile returns: decide/work-items.ts (pure). */
+export { PASS, parseItem, readItem, retryItem, type ParsedItem, type WorkItem } from './decide/work-items.js';
+import { PASS, parseItem, type WorkItem } from './decide/work-items.js';
 
 /** A pass that threw: 1 s doubling to 30 s. */
 export const PASS_BACKOFF: BackoffOptions = {

@@ -24,6 +24,33 @@ export interface NameRecord {
   freedAt?: number;
 }
 
+/**
+ * What is known about a name after one more read (or a create refused with AlreadyExists):
+ * `changed` when that changes what a pass would decide (a new name, or another holder). A failed
+ * read tells nothing new about a name seen before: what was last seen stands.
+ */
+export function nameRead(
+  prev: NameRecord | undefined,
+  holder: NameRecord['holder'],
+  now: number,
+  detail?: string,
+): { record: NameRecord; changed: boolean } {
+  const next: NameRecord = { ...prev, holder, checkedAt: now };
+  if (holder === 'foreign') {
+    if (detail !== undefined) next.detail = detail;
+    else delete next.detail;
+  } else if (holder === 'free') delete next.detail;
+  if (holder === 'foreign') {
+    next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
+    next.foreignLastSeen = now;
+  } else if (holder === 'free' && prev?.holder === 'foreign') {
+    next.freedAt = now;
+  } else if (holder === 'unread' && prev && prev.holder !== 'unread') {
+    next.holder = prev.holder;
+  }
+  return { record: next, changed: prev?.holder !== next.holder || prev.detail !== next.detail };
+}
+
 /** `namespace/name` back into its parts (keys are built by `keyOf`, so one slash comes first). */
 export function splitKey(key: string): [string, string] {
   const slash = key.indexOf('/');
