@@ -130,7 +130,7 @@ function failedWrite(key: string, op: PlanAction['op'], message: string): QueueO
   };
 }
 
-/** The uid of what this process wrote at a key is trusted as ours (binding/anchors.ts). */
+/** The uid of what this process wrote at a key is trusted as ours (binding/ownership/anchors.ts). */
 function rememberUid(books: Books, out: ApplyOutcome): void {
   if (out.result === 'created' || out.result === 'updated') {
     const uid = out.object.metadata.uid;

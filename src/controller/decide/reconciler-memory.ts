@@ -35,7 +35,7 @@ export interface ReconcilerMemory {
   readonly wanted: ReadonlySet<string>;
   /** The statuses the last pass reported. */
   readonly statuses: readonly EndpointStatus[];
-  /** The uid of what this process created or updated at each key (trusted as ours, see anchors.ts). */
+  /** The uid of what this process created or updated at each key (trusted as ours, see binding/ownership/anchors.ts). */
   readonly writtenUids: ReadonlyMap<string, string>;
   /** Keys whose `writtenUids` entry is a Service this process deleted (dropped once it is gone). */
   readonly deletedKept: ReadonlySet<string>;
