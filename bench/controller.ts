@@ -123,7 +123,7 @@ async function controllerFor(
           destination: pino.destination(process.env['BENCH_LOG']),
         })
       : silentLogger(),
-    poll: { baseDelayMs: 200, maxDelayMs: 200 },
+    poll: { initialMs: 200, maxMs: 200 },
     ...(opts.notifications === false ? { notifications: false } : {}),
   });
 }

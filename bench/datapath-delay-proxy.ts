@@ -14,6 +14,11 @@ export interface DelayProxy {
   address: string;
   /** Connections accepted so far. */
   accepted(): number;
+  /**
+   * Connections aborted so far (one side reset or errored, so both were reset), keyed by the side
+   * that failed first and its error code: `client ECONNRESET`, `target ECONNREFUSED`, …
+   */
+  aborts(): ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -24,7 +29,11 @@ class DelayedLane {
   private readonly items: Item[] = [];
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly out: Socket) {}
+  /** `beforeWrite`: called before the lane's first write (the target's connect, if not started yet). */
+  constructor(
+    private readonly out: Socket,
+    private readonly beforeWrite: () => void = () => undefined,
+  ) {}
 
   push(item: Item): void {
     this.items.push(item);
@@ -50,6 +59,7 @@ class DelayedLane {
     while (this.items.length > 0 && this.items[0]!.at <= now) {
       const item = this.items.shift()!;
       if (this.out.destroyed) continue;
+      this.beforeWrite();
       if ('chunk' in item) this.out.write(item.chunk);
       else this.out.end();
     }
@@ -64,6 +74,7 @@ export async function startDelayProxy(
   const oneWay = rttMs / 2;
   const sockets = new Set<Socket>();
   let accepted = 0;
+  const aborts = new Map<string, number>();
   const server: Server = createServer({ allowHalfOpen: true }, (client) => {
     accepted++;
     const start = Date.now();
@@ -72,16 +83,23 @@ export async function startDelayProxy(
     // target's view of the handshake by a round trip.
     const upstream = new Socket({ allowHalfOpen: true });
     const firstDataAt = start + rttMs + oneWay;
-    const connectTimer = setTimeout(
-      () => upstream.connect(target),
-      Math.max(0, firstDataAt - Date.now() - 1),
-    );
+    // The connect starts with the timer or before the first write due, whichever runs first: two
+    // timers due within a millisecond may run in either order on a busy loop, and a write to a
+    // socket whose connect has not started fails (ERR_SOCKET_CLOSED), which reset the client
+    // side as if the target had (a TLS client read it as a reset during its handshake).
+    let connectStarted = false;
+    const startConnect = () => {
+      if (connectStarted || upstream.destroyed) return;
+      connectStarted = true;
+      upstream.connect(target);
+    };
+    const connectTimer = setTimeout(startConnect, Math.max(0, firstDataAt - Date.now() - 1));
     upstream.once('close', () => clearTimeout(connectTimer));
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.once('close', () => sockets.delete(s));
     }
-    const toTarget = new DelayedLane(upstream);
+    const toTarget = new DelayedLane(upstream, startConnect);
     const toClient = new DelayedLane(client);
     client.on('data', (chunk: Buffer) =>
       toTarget.push({ at: Math.max(Date.now() + oneWay, firstDataAt), chunk }),
@@ -89,6 +107,14 @@ export async function startDelayProxy(
     client.on('end', () => toTarget.push({ at: Math.max(Date.now() + oneWay, firstDataAt), end: true }));
     upstream.on('data', (chunk: Buffer) => toClient.push({ at: Date.now() + oneWay, chunk }));
     upstream.on('end', () => toClient.push({ at: Date.now() + oneWay, end: true }));
+    let abortedBy: string | undefined;
+    const abortOn = (side: string) => (err: NodeJS.ErrnoException) => {
+      if (abortedBy === undefined) {
+        abortedBy = `${side} ${err.code ?? err.message}`;
+        aborts.set(abortedBy, (aborts.get(abortedBy) ?? 0) + 1);
+      }
+      abort();
+    };
     const abort = () => {
       toTarget.stop();
       toClient.stop();
@@ -102,8 +128,8 @@ export async function startDelayProxy(
         }
       }
     };
-    client.on('error', abort);
-    upstream.on('error', abort);
+    client.on('error', abortOn('client'));
+    upstream.on('error', abortOn('target'));
     let closed = 0;
     const onClose = () => {
       if (++closed === 2) {
@@ -121,6 +147,7 @@ export async function startDelayProxy(
     port,
     address: `127.0.0.1:${port}`,
     accepted: () => accepted,
+    aborts: () => aborts,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -275,7 +275,7 @@ function transfer(
       settled = true;
       clearTimeout(timer);
       s.destroy();
-      resolve({ outcome, why });
+      resolve(why === undefined ? { outcome } : { outcome, why });
     };
     const timer = setTimeout(() => done('failed', 'no clean end within 60 s'), 60_000);
     const s = connect({ host, port, allowHalfOpen: true });

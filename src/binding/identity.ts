@@ -49,33 +49,6 @@ export const OWNED_KEY_PREFIX = 'endpoint-binder.io/';
 export const ROLE_INTERNAL = 'internal';
 export const ROLE_ALIAS = 'alias';
 
-/** The labels that mark an object as this install's. */
-export function ownershipLabels(id: InstallIdentity): Record<string, string> {
-  return {
-    [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
-    [INSTANCE_LABEL]: id.release,
-    [OPERATOR_NAMESPACE_LABEL]: id.operatorNamespace,
-  };
-}
-
-/** A label selector (`k=v,k=v`) matching exactly this install's objects. */
-export function ownershipSelector(id: InstallIdentity, role?: string): string {
-  const labels = ownershipLabels(id);
-  if (role) labels[ROLE_LABEL] = role;
-  return Object.entries(labels)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-}
-
-/** True only when every ownership label is present with this install's value. */
-export function isOwnedBy(
-  obj: { metadata: { labels?: Record<string, string> | undefined } },
-  id: InstallIdentity,
-): boolean {
-  const labels = obj.metadata.labels ?? {};
-  return Object.entries(ownershipLabels(id)).every(([k, v]) => labels[k] === v);
-}
-
 /** The labels of this install's forwarder pods; the internal Services' selector. */
 export function forwarderPodLabels(id: InstallIdentity): Record<string, string> {
   return {

@@ -36,7 +36,7 @@ export interface PortAllocationInput {
    */
   reserved?: ReadonlyMap<string, number> | undefined;
   /**
-   * Claims of this install's labelled internal Services that no proof makes ours (ownership.ts):
+   * Claims of this install's labelled internal Services that no proof makes ours (ownership/):
    * they steer nothing, but no other URL gets a port they still name (a forwarder may serve it).
    */
   held?: readonly PortClaim[] | undefined;
@@ -173,36 +173,90 @@ function checkRange(range: PortRange): void {
  * ports, one port claimed by two URLs, one URL with two ports), then hints, then a random port
  * probed forward to the next free one. Ports claimed in the cluster but not kept are avoided for
  * new URLs while other ports are free, so a stale listing does not name one port for two URLs.
+ * The steps run in this order, each a named function below.
  */
 export function allocatePorts(input: PortAllocationInput): PortAllocation {
-  const { range, random } = input;
-  checkRange(range);
-  const size = range.max - range.min + 1;
-  const inRange = (p: number) => Number.isInteger(p) && p >= range.min && p <= range.max;
+  checkRange(input.range);
+  const run = startAllocation(input);
+  const claims = sortClaims(run, input.claims);
+  reportOutOfRange(run, claims.outOfRange);
+  keepClaimedPorts(run, claimCandidates(run, claims.found));
+  const heldFor = holdUnprovenPorts(run, input.held ?? []);
+  const pending = useHints(run, heldFor);
+  const exhausted = pickFreePorts(run, pending, claims.claimedPorts, heldFor);
+  return { ports: run.ports, exhausted, repairs: run.repairs };
+}
 
+/** One allocation's state, shared by its steps. */
+interface Allocation {
+  input: PortAllocationInput;
+  range: PortRange;
+  size: number;
+  /** URL → its rank (0: highest priority), duplicates dropped. */
+  priority: Map<string, number>;
+  urls: string[];
+  repairs: PortRepair[];
+  ports: Map<string, number>;
+  /** Ports nothing may take any more (kept, hinted or held). */
+  hard: FreeSlots;
+  inRange: (p: number) => boolean;
+  assign: (url: string, port: number) => void;
+}
+
+function startAllocation(input: PortAllocationInput): Allocation {
+  const { range } = input;
   const priority = new Map<string, number>();
   for (const url of input.urls) if (!priority.has(url)) priority.set(url, priority.size);
-  const urls = [...priority.keys()];
-  const repairs: PortRepair[] = [];
+  const size = range.max - range.min + 1;
+  const ports = new Map<string, number>();
+  const hard = new FreeSlots(size);
+  return {
+    input,
+    range,
+    size,
+    priority,
+    urls: [...priority.keys()],
+    repairs: [],
+    ports,
+    hard,
+    inRange: (p) => Number.isInteger(p) && p >= range.min && p <= range.max,
+    assign: (url, port) => {
+      ports.set(url, port);
+      hard.take(port - range.min);
+    },
+  };
+}
 
-  // URL → port → the claims for it.
-  const found = new Map<string, Map<number, ClaimService[]>>();
-  const outOfRange = new Map<string, Map<number, ClaimService[]>>();
+/** URL → port → the Services claiming it. */
+type ClaimsByUrl = Map<string, Map<number, ClaimService[]>>;
+
+/** The claims of the URLs asked about, in the range and outside it; every port claimed in the range. */
+function sortClaims(
+  run: Allocation,
+  claims: readonly PortClaim[],
+): { found: ClaimsByUrl; outOfRange: ClaimsByUrl; claimedPorts: Set<number> } {
+  const found: ClaimsByUrl = new Map();
+  const outOfRange: ClaimsByUrl = new Map();
   const claimedPorts = new Set<number>();
-  for (const c of input.claims) {
-    if (inRange(c.port)) claimedPorts.add(c.port);
-    if (!priority.has(c.url)) continue;
-    const target = inRange(c.port) ? found : outOfRange;
+  for (const c of claims) {
+    if (run.inRange(c.port)) claimedPorts.add(c.port);
+    if (!run.priority.has(c.url)) continue;
+    const target = run.inRange(c.port) ? found : outOfRange;
     let byPort = target.get(c.url);
     if (!byPort) target.set(c.url, (byPort = new Map<number, ClaimService[]>()));
     const list = byPort.get(c.port);
     if (list) list.push(c.service);
     else byPort.set(c.port, [c.service]);
   }
+  return { found, outOfRange, claimedPorts };
+}
 
-  for (const url of urls) {
+/** Repair: a claim outside the range is dropped (its URL gets a new port). */
+function reportOutOfRange(run: Allocation, outOfRange: ClaimsByUrl): void {
+  const { range } = run;
+  for (const url of run.urls) {
     for (const [port, services] of outOfRange.get(url) ?? []) {
-      repairs.push({
+      run.repairs.push({
         kind: 'out-of-range',
         url,
         port,
@@ -211,10 +265,15 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
       });
     }
   }
+}
 
-  // One candidate per URL: the most common port among its claims, then the lowest.
-  const candidates = new Map<number, { url: string; oldest: ClaimService; services: ClaimService[] }[]>();
-  for (const url of urls) {
+/** Port → the URLs whose candidate it is, each with its claiming Services and the oldest of them. */
+type Candidates = Map<number, { url: string; oldest: ClaimService; services: ClaimService[] }[]>;
+
+/** One candidate per URL: the most common port among its claims, then the lowest (repair: `url-two-ports`). */
+function claimCandidates(run: Allocation, found: ClaimsByUrl): Candidates {
+  const candidates: Candidates = new Map();
+  for (const url of run.urls) {
     const byPort = found.get(url);
     if (!byPort) continue;
     let best: [number, ClaimService[]] | undefined;
@@ -230,7 +289,7 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
     const [port, services] = best!;
     if (byPort.size > 1) {
       const ports = [...byPort.keys()].sort((a, b) => a - b);
-      repairs.push({
+      run.repairs.push({
         kind: 'url-two-ports',
         url,
         ports,
@@ -243,20 +302,18 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
     if (!list) candidates.set(port, (list = []));
     list.push({ url, oldest, services });
   }
+  return candidates;
+}
 
-  const ports = new Map<string, number>();
-  const hard = new FreeSlots(size);
-  const assign = (url: string, port: number) => {
-    ports.set(url, port);
-    hard.take(port - range.min);
-  };
-
+/** Each claimed port is kept by the URL of its oldest Service, then priority (repair: `duplicate-port`). */
+function keepClaimedPorts(run: Allocation, candidates: Candidates): void {
+  const { priority } = run;
   for (const [port, list] of candidates) {
     list.sort((a, b) => compareServiceAge(a.oldest, b.oldest) || priority.get(a.url)! - priority.get(b.url)!);
     const winner = list[0]!;
-    assign(winner.url, port);
+    run.assign(winner.url, port);
     for (const loser of list.slice(1)) {
-      repairs.push({
+      run.repairs.push({
         kind: 'duplicate-port',
         port,
         url: loser.url,
@@ -266,46 +323,66 @@ export function allocatePorts(input: PortAllocationInput): PortAllocation {
       });
     }
   }
+}
 
-  // A port an unproven Service names is given to no other URL (its own URL may take it back).
+/** A port an unproven Service names is given to no other URL (its own URL may take it back). */
+function holdUnprovenPorts(run: Allocation, held: readonly PortClaim[]): Map<number, string> {
   const heldFor = new Map<number, string>();
-  for (const c of input.held ?? []) {
-    if (!inRange(c.port) || !hard.isFree(c.port - range.min)) continue;
-    hard.take(c.port - range.min);
+  for (const c of held) {
+    if (!run.inRange(c.port) || !run.hard.isFree(c.port - run.range.min)) continue;
+    run.hard.take(c.port - run.range.min);
     heldFor.set(c.port, c.url);
   }
+  return heldFor;
+}
+
+/** A URL without a kept claim takes its hint (or reserved port) when usable; the rest are returned. */
+function useHints(run: Allocation, heldFor: Map<number, string>): string[] {
+  const { input, range } = run;
   const pending: string[] = [];
-  for (const url of urls) {
-    if (ports.has(url)) continue;
+  for (const url of run.urls) {
+    if (run.ports.has(url)) continue;
     const hint = input.hints?.get(url) ?? input.reserved?.get(url);
-    const usable = (p: number): boolean => hard.isFree(p - range.min) || heldFor.get(p) === url;
-    if (hint !== undefined && inRange(hint) && usable(hint)) {
+    const usable = (p: number): boolean => run.hard.isFree(p - range.min) || heldFor.get(p) === url;
+    if (hint !== undefined && run.inRange(hint) && usable(hint)) {
       heldFor.delete(hint);
-      assign(url, hint);
+      run.assign(url, hint);
     } else pending.push(url);
   }
+  return pending;
+}
 
-  // First pass avoids ports the cluster still lists for something else; the second, only when
-  // the range has run out, may use them.
+/**
+ * A random free port for each URL still without one. The first pass avoids ports the cluster
+ * still lists for something else; the second, only when the range has run out, may use them.
+ * Returns the URLs left without a port.
+ */
+function pickFreePorts(
+  run: Allocation,
+  pending: readonly string[],
+  claimedPorts: ReadonlySet<number>,
+  heldFor: ReadonlyMap<number, string>,
+): string[] {
+  const { input, range, size } = run;
   const soft = new FreeSlots(size);
-  for (const p of ports.values()) soft.take(p - range.min);
+  for (const p of run.ports.values()) soft.take(p - range.min);
   for (const p of claimedPorts) soft.take(p - range.min);
   for (const p of heldFor.keys()) soft.take(p - range.min);
-  for (const [url, p] of input.reserved ?? []) if (!priority.has(url) && inRange(p)) soft.take(p - range.min);
+  for (const [url, p] of input.reserved ?? [])
+    if (!run.priority.has(url) && run.inRange(p)) soft.take(p - range.min);
   const pick = (slots: FreeSlots, url: string): boolean => {
-    const r = random();
+    const r = input.random();
     // A generator outside [0, 1) would otherwise index outside the range.
     const start = r >= 0 && r < 1 ? Math.min(size - 1, Math.floor(r * size)) : 0;
     const slot = slots.nextFree(start);
     if (slot < 0) return false;
     slots.take(slot);
-    assign(url, slot + range.min);
+    run.assign(url, slot + range.min);
     return true;
   };
   const retry: string[] = [];
   for (const url of pending) if (!pick(soft, url)) retry.push(url);
   const exhausted: string[] = [];
-  for (const url of retry) if (!pick(hard, url)) exhausted.push(url);
-
-  return { ports, exhausted, repairs };
+  for (const url of retry) if (!pick(run.hard, url)) exhausted.push(url);
+  return exhausted;
 }

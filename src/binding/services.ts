@@ -2,20 +2,22 @@ import { z } from 'zod';
 import type { Service, ServicePort } from '../kube/objects.js';
 import type { EndpointUrl } from './endpoint-url.js';
 import {
-  ALIAS_ANNOTATION,
   ENDPOINT_ID_ANNOTATION,
   ENDPOINT_IDS_ANNOTATION,
   ENDPOINT_URL_ANNOTATION,
   OWNED_KEY_PREFIX,
   PORTS_ANNOTATION,
   REASON_ANNOTATION,
+  STATE_LABEL,
+  forwarderPodLabels,
+} from './identity.js';
+import {
+  ALIAS_ANNOTATION,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
-  STATE_LABEL,
-  forwarderPodLabels,
   ownershipLabels,
-} from './identity.js';
+} from './ownership/index.js';
 import { formatEndpointIdsAnnotation, formatPortsAnnotation } from './service-format.js';
 import type { ProjectionConfig, ProjectionState } from './types.js';
 

@@ -96,7 +96,7 @@ export interface ClusterView {
    */
   recentlyFreed?: ReadonlyMap<string, number> | undefined;
   /**
-   * This install's labelled Services that no proof makes ours (ownership.ts), by `namespace/name`,
+   * This install's labelled Services that no proof makes ours (ownership/), by `namespace/name`,
    * with the reason: an endpoint wanting that name is `unproven`, not `name-conflict`.
    */
   unproven?: ReadonlyMap<string, string> | undefined;

@@ -2,7 +2,7 @@ import { Cancellation } from '../api/ingress/cancel.js';
 import { IngressError, type IngressTlsOptions } from '../api/ingress/dialer.js';
 import { speaksTls } from '../api/ingress/tls-probe.js';
 import type { InstallIdentity } from '../binding/identity.js';
-import { installRecordName } from '../binding/install-record.js';
+import { installRecordName } from '../binding/ownership/index.js';
 import type { ForwarderConfig } from '../forwarder/config.js';
 import { resolveIngressAddress } from '../forwarder/ingress-address.js';
 import {

@@ -117,6 +117,7 @@ export const controllerCommand: Command = {
     const podName = process.env['POD_NAME'];
     const controller = await startController({
       config,
+      ...(settings.selector ? { selector: settings.selector } : {}),
       kubeConfig,
       logger: log,
       ...(podName ? { pod: { name: podName, namespace: config.operatorNamespace } } : {}),

@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.js';
 import { parseHostPort } from '../net/host-port.js';
 import { startProbeServer } from '../net/probe-server.js';
 import { Backoff } from '../time/backoff.js';
+import { PREFLIGHT_CURVE } from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 /**
@@ -25,7 +26,7 @@ export async function preflight(
 ): Promise<PreflightVerdict> {
   const transport = new KubeTransport(kubeConfig, { timeoutMs: 10_000 });
   const server = kubeConfig.getCurrentCluster()?.server ?? '(no server)';
-  const backoff = new Backoff({ initialMs: 500, maxMs: 30_000, jitter: 0.2, resetAfterMs: 120_000 });
+  const backoff = new Backoff(PREFLIGHT_CURVE);
   let lastWarnAt = -Infinity;
   while (!signal.aborted) {
     const [api, cluster] = await Promise.all([

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { compileSelector } from '../binding/selector.js';
+import type { EndpointSelector } from '../binding/selector.js';
 import {
   ControllerConfigSchema,
   CONTROLLER_FLAG_PATHS,
@@ -9,6 +9,7 @@ import {
   type ControllerConfig,
   type ControllerFlag,
 } from '../controller/config.js';
+import { compileSelectorSetting } from '../controller/selector-setting.js';
 import { UsageError } from './command.js';
 import { parseConfigText } from './config-text.js';
 import { explainUnknownKeys } from './did-you-mean.js';
@@ -21,6 +22,8 @@ import { explainUnknownKeys } from './did-you-mean.js';
 
 export interface LoadedControllerSettings {
   config: ControllerConfig;
+  /** `config.bindings.endpointSelector` compiled (absent when the caller asked not to compile it). */
+  selector?: EndpointSelector | undefined;
   kubeconfig?: string | undefined;
   context?: string | undefined;
 }
@@ -117,12 +120,20 @@ export async function readControllerSettings(
   if (!r.ok) problems.push(...explainUnknownKeys(r.errors, ControllerConfigSchema));
   // The selector is compiled even when other fields fail, so its error (with its caret) is listed too.
   const selector = r.ok ? r.config.bindings.endpointSelector : selectorText(merged);
-  if (selector !== undefined && opts.compileSelector !== false) {
-    const sel = compileSelector(selector);
-    if (!sel.ok) problems.push(`bindings.endpointSelector: ${sel.message}`);
-  }
+  const compiled =
+    selector !== undefined && opts.compileSelector !== false ? compileSelectorSetting(selector) : undefined;
+  if (compiled?.ok === false) problems.push(compiled.message);
   if (problems.length > 0 || !r.ok) return { ok: false, problems, sources };
-  return { ok: true, settings: { config: r.config, kubeconfig, context }, sources };
+  return {
+    ok: true,
+    settings: {
+      config: r.config,
+      selector: compiled?.ok ? compiled.selector : undefined,
+      kubeconfig,
+      context,
+    },
+    sources,
+  };
 }
 
 /** The controller's path: every problem in one usage error (exit 2). */

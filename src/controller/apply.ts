@@ -1,4 +1,4 @@
-import { isOwnedBy, type InstallIdentity } from '../binding/identity.js';
+import { isOwnedBy, type InstallIdentity } from '../binding/ownership/index.js';
 import { writeOwnedFields } from '../binding/plan.js';
 import type { PlanAction } from '../binding/types.js';
 import type { ApplyOutcome } from './decide/outcome.js';

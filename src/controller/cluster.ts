@@ -1,15 +1,10 @@
 import type { Registry } from 'prom-client';
 import {
-  INSTANCE_LABEL,
-  MANAGED_BY_LABEL,
-  MANAGED_BY_VALUE,
-  OPERATOR_NAMESPACE_LABEL,
+  installRecordName,
+  lostLabelSelector,
   ownershipSelector,
-  ROLE_ALIAS,
-  ROLE_LABEL,
   type InstallIdentity,
-} from '../binding/identity.js';
-import { installRecordName } from '../binding/install-record.js';
+} from '../binding/ownership/index.js';
 import type { NamespacePhase } from '../binding/types.js';
 import {
   collectionPath,
@@ -24,79 +19,21 @@ import {
   type Service,
 } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
-import type { NameRecord } from './decide/name-lookup.js';
+import { PENDING_TTL_MS } from './decide/pending-writes.js';
+import { ReadModelNotes, type ClusterSnapshot } from './read-model.js';
 
-/** A write of ours the watch has not shown yet (so the pass right after it does not write again). */
-export interface PendingWrite {
-  /** What the write left at the key: the API server's answer, or null after a delete. */
-  object: Service | null;
-  /** For a delete: the resourceVersion of the object deleted. */
-  deletedResourceVersion: string | undefined;
-  at: number;
-}
+export type { PendingWrite } from './decide/pending-writes.js';
+export type { ClusterReadModel, ClusterSnapshot } from './read-model.js';
 
 /** What is known about a name this install wants and does not hold (decide/name-lookup.ts). */
 export type { NameRecord } from './decide/name-lookup.js';
-
-/**
- * Everything the reconcile pass reads about the cluster, as one plain value: the caches (with
- * the writes the watch has not shown yet laid over them), namespace phases, and the names known
- * to be held by others, with their history.
- */
-export interface ClusterSnapshot {
-  /** Every cache (Services, Namespaces, the install record) has listed once. */
-  synced: boolean;
-  /** The resourceVersion the Service cache is current to. */
-  resourceVersion: string;
-  /** This install's Services by `namespace/name`: the cache plus pending writes. */
-  owned: ReadonlyMap<string, Service>;
-  namespaces: ReadonlyMap<string, NamespacePhase>;
-  /** Each namespace's labels (the namespace policy's selector reads them). */
-  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
-  names: ReadonlyMap<string, NameRecord>;
-  pending: ReadonlyMap<string, PendingWrite>;
-  /** The install record ConfigMap as watched (undefined: none), with its list of internal Services. */
-  installRecord: ConfigMap | undefined;
-  /** Aliases with this install's labels except `managed-by` (left behind; binding/left-behind.ts). */
-  lostLabel: readonly Service[];
-}
-
-/** This install's alias labels with `managed-by` absent or changed (`!=` matches an absent label too). */
-export function lostLabelSelector(id: InstallIdentity): string {
-  return [
-    `${INSTANCE_LABEL}=${id.release}`,
-    `${OPERATOR_NAMESPACE_LABEL}=${id.operatorNamespace}`,
-    `${ROLE_LABEL}=${ROLE_ALIAS}`,
-    `${MANAGED_BY_LABEL}!=${MANAGED_BY_VALUE}`,
-  ].join(',');
-}
-
-const PENDING_TTL_MS = 30_000;
-/**
- * A write the cache is provably behind (integer resourceVersions, the cache's older) is kept this
- * long at most: a watch that delayed events longer has failed, and its relist is the truth.
- */
-const PENDING_MAX_MS = 10 * 60_000;
-
-function rvBelow(seen: string | undefined, wrote: string | undefined): boolean {
-  if (seen === undefined || wrote === undefined) return false;
-  return /^[0-9]+$/.test(seen) && /^[0-9]+$/.test(wrote) && BigInt(seen) < BigInt(wrote);
-}
-
-function rvAtLeast(seen: string | undefined, wrote: string | undefined): boolean {
-  if (seen === undefined || wrote === undefined) return false;
-  if (seen === wrote) return true;
-  // RVs are opaque, but every real server issues integers; comparing them keeps a lagging watch
-  // from masking a write that is already past it.
-  return /^[0-9]+$/.test(seen) && /^[0-9]+$/.test(wrote) && BigInt(seen) >= BigInt(wrote);
-}
 
 /**
  * The controller's read model. Two inputs and nothing else: the watches (caches of this
  * install's Services, selected by the ownership labels, and of all Namespaces) and the
  * reconciler, the only writer of what it learned (pending writes, names held by others).
  */
-export class ClusterState {
+export class ClusterState extends ReadModelNotes {
   readonly services: Cache<Service>;
   readonly namespaces: Cache<Namespace>;
   /**
@@ -111,9 +48,6 @@ export class ClusterState {
   readonly lostLabel: Cache<Service>;
   private readonly recordKey: string;
   private readonly recordNamespace: string;
-  private readonly pending = new Map<string, PendingWrite>();
-  private readonly names = new Map<string, NameRecord>();
-  private readonly pendingTtlMs: number;
   private readonly onChange: () => void;
 
   constructor(opts: {
@@ -127,7 +61,7 @@ export class ClusterState {
     /** How long a write the cache cannot be proven behind overlays it (default 30 s). */
     pendingTtlMs?: number;
   }) {
-    this.pendingTtlMs = opts.pendingTtlMs ?? PENDING_TTL_MS;
+    super(opts.pendingTtlMs ?? PENDING_TTL_MS);
     this.onChange = opts.onChange;
     const common = {
       transport: opts.transport,
@@ -215,60 +149,6 @@ export class ClusterState {
     return out;
   }
 
-  // ---- written by the reconciler only ----
-
-  /** A successful create or update: the next pass sees `object` until the watch shows it. */
-  recordWrite(key: string, object: Service, now: number): void {
-    this.pending.set(key, { object, deletedResourceVersion: undefined, at: now });
-  }
-
-  /** A successful delete of `deleted` (the live object the delete carried a precondition for). */
-  recordDelete(key: string, deleted: Service | undefined, now: number): void {
-    this.pending.set(key, {
-      object: null,
-      deletedResourceVersion: deleted?.metadata.resourceVersion,
-      at: now,
-    });
-  }
-
-  /** After a Conflict or a failure: the cache is the truth about `key` again. */
-  forgetWrite(key: string): void {
-    this.pending.delete(key);
-  }
-
-  /**
-   * What a read (or a create refused with AlreadyExists) showed about a name. Returns true when
-   * that changes what a pass would decide (a new name, or another holder).
-   */
-  recordName(key: string, holder: NameRecord['holder'], now: number, detail?: string): boolean {
-    const prev = this.names.get(key);
-    const next: NameRecord = { ...prev, holder, checkedAt: now };
-    if (holder === 'foreign') {
-      if (detail !== undefined) next.detail = detail;
-      else delete next.detail;
-    } else if (holder === 'free') delete next.detail;
-    if (holder === 'foreign') {
-      next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
-      next.foreignLastSeen = now;
-    } else if (holder === 'free' && prev?.holder === 'foreign') {
-      next.freedAt = now;
-    } else if (holder === 'unread' && prev && prev.holder !== 'unread') {
-      // A failed recheck tells nothing new: what was last seen stands.
-      next.holder = prev.holder;
-    }
-    this.names.set(key, next);
-    return prev?.holder !== next.holder || prev.detail !== next.detail;
-  }
-
-  /** Keeps only the names `keep` still needs (those the last pass asked about and does not hold). */
-  retainNames(keep: (key: string, record: NameRecord) => boolean): void {
-    for (const [key, record] of this.names) if (!keep(key, record)) this.names.delete(key);
-  }
-
-  name(key: string): NameRecord | undefined {
-    return this.names.get(key);
-  }
-
   // ---- read ----
 
   /** The current state as a plain value; writes the watch has caught up with are dropped here. */
@@ -276,20 +156,7 @@ export class ClusterState {
     const owned = new Map<string, Service>();
     for (const s of this.services.list()) owned.set(keyOf(s), s);
     const watchedTo = this.services.lastSyncResourceVersion;
-    for (const [key, p] of this.pending) {
-      const cached = owned.get(key);
-      const age = now - p.at;
-      // A delayed watch event must not undo a write: while the cache is provably older than
-      // what was written, the write stands (re-sending it would send the same bytes again).
-      const expired =
-        age > PENDING_MAX_MS || (age > this.pendingTtlMs && !this.provablyBehind(p, cached, watchedTo));
-      if (expired || this.caughtUp(p, cached, watchedTo)) {
-        this.pending.delete(key);
-        continue;
-      }
-      if (p.object === null) owned.delete(key);
-      else owned.set(key, p.object);
-    }
+    const learned = this.overlay(owned, watchedTo, now);
     const namespaces = new Map<string, NamespacePhase>();
     const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
     for (const ns of this.namespaces.list()) {
@@ -303,39 +170,9 @@ export class ClusterState {
       owned,
       namespaces,
       namespaceLabels,
-      names: new Map(this.names),
-      pending: new Map(this.pending),
+      ...learned,
       installRecord: this.installRecord.get(this.recordNamespace, this.recordKey),
       lostLabel: this.lostLabel.list(),
     };
-  }
-
-  /**
-   * The cache shows an object older than this write (or, for a create, the watch is not yet at
-   * its resourceVersion; for a delete, it still shows exactly the object deleted).
-   */
-  private provablyBehind(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
-    if (p.object === null)
-      return cached !== undefined && cached.metadata.resourceVersion === p.deletedResourceVersion;
-    const wrote = p.object.metadata.resourceVersion;
-    return cached ? rvBelow(cached.metadata.resourceVersion, wrote) : rvBelow(watchedTo, wrote);
-  }
-
-  /** The watch has shown this write, or something newer at its key. */
-  private caughtUp(p: PendingWrite, cached: Service | undefined, watchedTo: string): boolean {
-    if (p.object === null) {
-      // Our delete seen, or a newer object there (someone created it again).
-      if (!cached) return true;
-      const rv = cached.metadata.resourceVersion;
-      return (
-        p.deletedResourceVersion !== undefined &&
-        rv !== p.deletedResourceVersion &&
-        rvAtLeast(rv, p.deletedResourceVersion)
-      );
-    }
-    const wrote = p.object.metadata.resourceVersion;
-    // Our write seen (or a later one); or the watch is past it and the key is gone (deleted since).
-    if (cached) return rvAtLeast(cached.metadata.resourceVersion, wrote);
-    return rvAtLeast(watchedTo, wrote);
   }
 }

@@ -4,7 +4,14 @@ import type { Endpoint } from '../api/schemas/endpoint.js';
 import type { OperatorEvent } from '../api/schemas/operator.js';
 import type { ListingFacts } from '../binding/delete-guard.js';
 import type { EndpointRecord } from '../binding/types.js';
-import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { Backoff } from '../time/backoff.js';
+import {
+  DELETION_PROOF_CURVE,
+  FEED_POLL_CURVE,
+  FEED_STREAM_CURVE,
+  withBounds,
+  type CurveBounds,
+} from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import type { Logger } from '../log/logger.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -22,8 +29,8 @@ export interface FeedOptions {
   onChange: () => void;
   /** Called after a complete listing that changed nothing (it may still release held deletes). */
   onUnchangedListing?: () => void;
-  /** Poll backoff while the stream is down; defaults 1 s doubling to 60 s. */
-  poll?: { baseDelayMs: number; maxDelayMs: number };
+  /** Poll backoff's first and longest delay while the stream is down (default FEED_POLL_CURVE's 1 s and 60 s). */
+  poll?: CurveBounds;
   clock?: Clock;
   /** false: no notification stream; the account is polled at the poll interval (benchmarks). */
   notifications?: boolean;
@@ -69,24 +76,8 @@ export interface FeedSnapshot {
   takenAt: number;
 }
 
-/** Reconnects of the notification stream: 1 s doubling to 60 s, jittered. */
-/** Retries of a proof that proved nothing: 0.5 s doubling to 30 s, jittered. */
-const PROOF_BACKOFF: BackoffOptions = {
-  initialMs: 500,
-  maxMs: 30_000,
-  jitter: 0.5,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
-
 /** Ids proven gone are remembered this many at most (oldest forgotten first; ids are never reused). */
 const PROVEN_GONE_MAX = 100_000;
-
-const STREAM_BACKOFF: BackoffOptions = {
-  initialMs: 1_000,
-  maxMs: 60_000,
-  jitter: 0.5,
-  resetAfterMs: 300_000,
-};
 
 export function toRecord(ep: Endpoint): EndpointRecord {
   return {
@@ -242,13 +233,7 @@ export class EndpointFeed {
    * holds: a listing the deletion rules wait for must not be given up after one failed try.
    */
   async relistFreshUntilDone(reason: string, signal: AbortSignal, wanted: () => boolean): Promise<boolean> {
-    const poll = this.opts.poll ?? { baseDelayMs: 1_000, maxDelayMs: 60_000 };
-    const backoff = new Backoff({
-      initialMs: poll.baseDelayMs,
-      maxMs: poll.maxDelayMs,
-      jitter: 0.5,
-      resetAfterMs: Number.MAX_SAFE_INTEGER,
-    });
+    const backoff = new Backoff(withBounds(FEED_POLL_CURVE, this.opts.poll));
     while (!signal.aborted && wanted()) {
       if (await this.relistFresh(reason, signal)) return true;
       await this.clock.sleep(backoff.next(this.now(), this.clock.random()), signal);
@@ -366,7 +351,7 @@ export class EndpointFeed {
       id,
       reason,
       since: this.now(),
-      backoff: new Backoff(PROOF_BACKOFF),
+      backoff: new Backoff(DELETION_PROOF_CURVE),
       nextAt: this.now(),
       inFlight: false,
     });
@@ -486,7 +471,7 @@ export class EndpointFeed {
   }
 
   private async streamLoop(signal: AbortSignal): Promise<void> {
-    const backoff = new Backoff(STREAM_BACKOFF);
+    const backoff = new Backoff(FEED_STREAM_CURVE);
     while (!signal.aborted) {
       try {
         const events = this.opts.client.kubernetesOperators.watchEvents(this.opts.registration.operatorId(), {
@@ -525,13 +510,7 @@ export class EndpointFeed {
 
   /** Periodic resync while the stream is live; backoff polling while it is not. */
   private async timerLoop(signal: AbortSignal): Promise<void> {
-    const poll = this.opts.poll ?? { baseDelayMs: 1_000, maxDelayMs: 60_000 };
-    const backoff = new Backoff({
-      initialMs: poll.baseDelayMs,
-      maxMs: poll.maxDelayMs,
-      jitter: 0.5,
-      resetAfterMs: Number.MAX_SAFE_INTEGER,
-    });
+    const backoff = new Backoff(withBounds(FEED_POLL_CURVE, this.opts.poll));
     while (!signal.aborted) {
       const live = this.streamLive;
       const delay = live ? this.opts.resyncIntervalMs : backoff.next(this.now(), this.clock.random());

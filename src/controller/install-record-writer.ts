@@ -7,89 +7,32 @@
  * that name that is not this install's (someone else created it first) is never overwritten: it
  * is reported instead.
  */
-import { isOwnedBy, ROLE_LABEL, type InstallIdentity } from '../binding/identity.js';
 import {
-  INGRESS_ADDRESS_KEY,
-  installRecordConfigMap,
   installRecordName,
-  INTENTS_KEY,
-  INTERNAL_SERVICES_KEY,
   MAX_RECORDED_INTERNAL_SERVICES,
-  OPERATOR_ID_KEY,
-  parseRecordedIntents,
-  parseRecordedInternalServices,
+  mergePending,
+  nextInstallRecord,
+  pendingOfChange,
+  type InstallIdentity,
   type InstallRecord,
-} from '../binding/install-record.js';
-import { applyRecordedChange } from '../binding/recorded-internal.js';
+  type InternalServicesChange,
+  type PendingRecordWrite,
+} from '../binding/ownership/index.js';
 import { describeError, isAlreadyExists, kinds, retryOnConflict, type KubeClient } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
-import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { Backoff } from '../time/backoff.js';
+import { INSTALL_RECORD_WRITE_CURVE } from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
-
-const WRITE_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000, jitter: 0.5, resetAfterMs: 120_000 };
 
 class ForeignRecordError extends Error {
   override readonly name = 'ForeignRecordError';
 }
 
-/** A change to the `internal-services` list: applied to the list read fresh at write time. */
-export interface InternalServicesChange {
-  add: readonly string[];
-  remove: readonly string[];
-  /** Write-ahead entries (`namespace/name`) to add and to drop (docs/controller.md "Ownership"). */
-  addIntents?: readonly string[];
-  removeIntents?: readonly string[];
-}
-
-interface SetChange {
-  add: ReadonlySet<string>;
-  remove: ReadonlySet<string>;
-}
-
-/** What one write must set: the registration's part, changes to the ownership lists, or all. */
-interface Pending {
-  registration?: InstallRecord;
-  internal?: SetChange;
-  intents?: SetChange;
-}
-
-/** `newer` applied after `older`. */
-function mergeChange(older: SetChange | undefined, newer: SetChange | undefined): SetChange | undefined {
-  if (!older || !newer) return newer ?? older;
-  const add = new Set([...older.add].filter((u) => !newer.remove.has(u)));
-  const remove = new Set([...older.remove].filter((u) => !newer.add.has(u)));
-  for (const u of newer.add) add.add(u);
-  for (const u of newer.remove) remove.add(u);
-  return { add, remove };
-}
-
-/** `newer` applied after `older`. */
-function mergePending(older: Pending | undefined, newer: Pending | undefined): Pending | undefined {
-  if (!older) return newer;
-  if (!newer) return older;
-  const registration = newer.registration ?? older.registration;
-  const internal = mergeChange(older.internal, newer.internal);
-  const intents = mergeChange(older.intents, newer.intents);
-  return {
-    ...(registration ? { registration } : {}),
-    ...(internal ? { internal } : {}),
-    ...(intents ? { intents } : {}),
-  };
-}
-
-function setChange(
-  add: readonly string[] | undefined,
-  remove: readonly string[] | undefined,
-): SetChange | undefined {
-  if ((add?.length ?? 0) === 0 && (remove?.length ?? 0) === 0) return undefined;
-  return { add: new Set(add ?? []), remove: new Set(remove ?? []) };
-}
-
 export class InstallRecordWriter {
-  private desired: Pending | undefined;
+  private desired: PendingRecordWrite | undefined;
   private running = false;
   private idle: (() => void)[] = [];
-  private readonly backoff = new Backoff(WRITE_BACKOFF);
+  private readonly backoff = new Backoff(INSTALL_RECORD_WRITE_CURVE);
   /** Sequence numbers of what was enqueued and of the last write that succeeded or failed. */
   private enqueued = 0;
   private waiters: { seq: number; resolve: (written: boolean) => void }[] = [];
@@ -114,13 +57,7 @@ export class InstallRecordWriter {
    * together with whatever else is pending (so at most one write per pass, usually fewer).
    */
   recordInternalServices(change: InternalServicesChange): void {
-    const internal = setChange(change.add, change.remove);
-    const intents = setChange(change.addIntents, change.removeIntents);
-    // The first list is written even when empty (a record without one trusts every labelled Service).
-    this.enqueue({
-      internal: internal ?? { add: new Set(), remove: new Set() },
-      ...(intents ? { intents } : {}),
-    });
+    this.enqueue(pendingOfChange(change));
   }
 
   /**
@@ -165,7 +102,7 @@ export class InstallRecordWriter {
     ]).finally(() => stop.abort());
   }
 
-  private enqueue(p: Pending): void {
+  private enqueue(p: PendingRecordWrite): void {
     this.enqueued++;
     this.desired = mergePending(this.desired, p);
     if (!this.running) void this.loop();
@@ -203,7 +140,7 @@ export class InstallRecordWriter {
     }
   }
 
-  private async write(pending: Pending): Promise<void> {
+  private async write(pending: PendingRecordWrite): Promise<void> {
     const { kube, identity, log, signal } = this.opts;
     const name = installRecordName(identity);
     let listed: { uids: string[]; dropped: number } | undefined;
@@ -212,64 +149,17 @@ export class InstallRecordWriter {
     const operation = await retryOnConflict(
       async (): Promise<'created' | 'updated' | 'unchanged'> => {
         const existing = await kube.get(kinds.configMap, identity.operatorNamespace, name, { signal });
-        if (
-          existing &&
-          (!isOwnedBy(existing, identity) || existing.metadata.labels?.[ROLE_LABEL] !== 'install-record')
-        ) {
-          throw new ForeignRecordError(
-            `ConfigMap ${identity.operatorNamespace}/${existing.metadata.name} exists without this install's labels; ` +
-              'delete it so the controller can write the install record',
-          );
-        }
-        // The change is applied to the list read now, not to the one the leader saw: a list a
-        // previous leader wrote a moment ago keeps its entries.
-        listed = undefined;
-        if (pending.internal) {
-          const current = parseRecordedInternalServices(existing);
-          listed = applyRecordedChange(
-            current.ok ? current.uids : [],
-            pending.internal,
-            MAX_RECORDED_INTERNAL_SERVICES,
-          );
-        }
-        intents = undefined;
-        if (pending.intents) {
-          const current = parseRecordedIntents(existing);
-          intents = applyRecordedChange(
-            current.ok ? current.keys : [],
-            pending.intents,
-            MAX_RECORDED_INTERNAL_SERVICES,
-          );
-        }
-        const want = installRecordConfigMap(identity, {
-          ...pending.registration,
-          ...(listed ? { internalServices: listed.uids } : {}),
-          ...(intents ? { intents: intents.uids } : {}),
-        });
-        if (!existing) {
-          await kube.create(kinds.configMap, want, { signal });
+        const next = nextInstallRecord(identity, existing, pending);
+        if (next.op === 'foreign') throw new ForeignRecordError(next.message);
+        listed = next.listed;
+        intents = next.intents;
+        if (next.op === 'create') {
+          await kube.create(kinds.configMap, next.object, { signal });
           return 'created';
         }
-        const labels = { ...existing.metadata.labels, ...want.metadata.labels };
-        // Each part replaces its own keys whole (a key the registration no longer has must go);
-        // the part this write does not carry is kept as it is.
-        const data: Record<string, string> = { ...existing.data };
-        if (pending.registration) {
-          delete data[INGRESS_ADDRESS_KEY];
-          delete data[OPERATOR_ID_KEY];
-        }
-        if (listed) delete data[INTERNAL_SERVICES_KEY];
-        if (intents) delete data[INTENTS_KEY];
-        Object.assign(data, want.data);
-        if (sameStrings(existing.data ?? {}, data) && sameStrings(existing.metadata.labels ?? {}, labels)) {
-          return 'unchanged';
-        }
+        if (next.op === 'unchanged') return 'unchanged';
         // The resourceVersion read above is the precondition.
-        await kube.replace(
-          kinds.configMap,
-          { ...existing, metadata: { ...existing.metadata, labels }, data },
-          { signal },
-        );
+        await kube.replace(kinds.configMap, next.object, { signal });
         return 'updated';
       },
       { attempts: 5, alsoRetry: isAlreadyExists },
@@ -298,9 +188,4 @@ export class InstallRecordWriter {
       );
     }
   }
-}
-
-function sameStrings(a: Record<string, string>, b: Record<string, string>): boolean {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
 }

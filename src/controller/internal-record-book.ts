@@ -1,11 +1,13 @@
-import type { InstallIdentity } from '../binding/identity.js';
-import { ROLE_INTERNAL, ROLE_LABEL } from '../binding/identity.js';
-import { recordedOwnershipOf, resolvedIntents, type OwnershipRecord } from '../binding/ownership.js';
-import { recordedInternalChange } from '../binding/recorded-internal.js';
-import { keyOf, type ConfigMap, type Service } from '../kube/index.js';
+import {
+  ownershipAfterPass,
+  recordedOwnershipOf,
+  type InstallIdentity,
+  type InternalServicesChange,
+  type OwnershipRecord,
+} from '../binding/ownership/index.js';
+import type { ConfigMap, Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import type { ApplyOutcome } from './apply.js';
-import type { InternalServicesChange } from './install-record-writer.js';
 
 /**
  * The reconciler's side of the install record's ownership lists (docs/controller.md
@@ -62,50 +64,14 @@ export class InternalRecordBook {
     /** The write-ahead entries this pass wrote (not yet in `recorded`). */
     wroteAhead?: readonly string[];
   }): void {
-    const internal = (svc: Service): boolean =>
-      svc.metadata.namespace === p.operatorNamespace && svc.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
-    const present = new Set<string>();
-    const presentByKey = new Map<string, Service>();
-    for (const svc of p.owned) {
-      presentByKey.set(keyOf(svc), svc);
-      if (internal(svc) && svc.metadata.uid) present.add(svc.metadata.uid);
-    }
-    const trustedByKey = new Map(p.trusted.map((svc) => [keyOf(svc), svc]));
-    const deleted = new Set<string>();
-    for (const out of p.outcomes) {
-      if (out.result === 'deleted') {
-        if (out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
-        presentByKey.delete(out.key);
-        trustedByKey.delete(out.key);
-      }
-      if (out.result === 'created' || out.result === 'updated') {
-        presentByKey.set(out.key, out.object);
-        trustedByKey.set(out.key, out.object);
-        if (internal(out.object) && out.object.metadata.uid) present.add(out.object.metadata.uid);
-      }
-    }
-    const trustedAfter = [...trustedByKey.values()];
-    const trusted = new Set<string>();
-    for (const svc of trustedAfter) if (internal(svc) && svc.metadata.uid) trusted.add(svc.metadata.uid);
-    const change = recordedInternalChange({
-      recorded: p.recorded.uids,
-      present,
-      trusted,
-      deleted,
+    const { change, removeIntents, intentAbsentSince } = ownershipAfterPass({
+      ...p,
       absentSince: this.absentSince,
-      now: p.now,
+      intentAbsentSince: this.intentAbsentSince,
     });
     this.absentSince = change.absentSince;
-    const intents = resolvedIntents({
-      intents: new Set([...p.recorded.intents, ...(p.wroteAhead ?? [])]),
-      present: presentByKey,
-      trusted: trustedAfter,
-      operatorNamespace: p.operatorNamespace,
-      absentSince: this.intentAbsentSince,
-      now: p.now,
-    });
-    this.intentAbsentSince = intents.absentSince;
-    if (p.leader && (change.changed || intents.remove.length > 0))
-      this.writer?.recordInternalServices({ ...change, removeIntents: intents.remove });
+    this.intentAbsentSince = intentAbsentSince;
+    if (p.leader && (change.changed || removeIntents.length > 0))
+      this.writer?.recordInternalServices({ ...change, removeIntents });
   }
 }

@@ -1,6 +1,11 @@
-import { namedAliases } from '../binding/ownership.js';
-import { leftBehindAliases, relabelledLeftBehind, type LeftBehindAlias } from '../binding/left-behind.js';
-import { ROLE_ALIAS, ROLE_LABEL } from '../binding/identity.js';
+import {
+  leftBehindAliases,
+  namedAliases,
+  relabelledLeftBehind,
+  ROLE_ALIAS,
+  ROLE_LABEL,
+  type LeftBehindAlias,
+} from '../binding/ownership/index.js';
 import { describeError, isConflict, keyOf, type Service } from '../kube/index.js';
 import type { Logger } from '../log/logger.js';
 import type { ApplyOutcome, ServiceApi } from './apply.js';
@@ -10,7 +15,7 @@ import { ReportedOnce } from './decide/reported-once.js';
 const FORGET_AFTER_MS = 10 * 60_000;
 
 /**
- * The shell around binding/left-behind.ts: remembers which alias uids this install provably
+ * The shell around binding/ownership/left-behind.ts: remembers which alias uids this install provably
  * created (so a proof survives its internal Service's delete within this process), keeps the
  * list `/status` shows, and as leader relabels the provable lost-label aliases, one replace each
  * with the observed resourceVersion as precondition.

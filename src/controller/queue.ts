@@ -1,68 +1,21 @@
 import { ItemBackoffLimiter } from '../kube/workqueue/rate-limiter.js';
 import { WorkQueue } from '../kube/workqueue/queue.js';
 import type { BackoffOptions } from '../time/backoff.js';
+import { NAME_READ_CURVE, PASS_CURVE, SERVICE_WRITE_CURVE } from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
-/**
- * The controller's one work queue and what goes through it:
- *
- * - `pass`: the world changed (an endpoint, a Service or Namespace event, leadership); one
- *   reconcile pass follows. Cluster events add it with a short delay (`requestPass`), so a burst
- *   of them is one pass; endpoint changes add it at once.
- * - `read:<namespace>/<name>`: find out again who holds a Service name the projection asked
- *   about, with backoff, while a foreign Service holds it or its read failed (the first read of a
- *   name happens inside the pass, before the plan).
- * - `retry:<namespace>/<name>`: a Service whose write failed has waited out its backoff.
- */
-export type WorkItem = 'pass' | `read:${string}` | `retry:${string}`;
-
-export const PASS: WorkItem = 'pass';
-export const readItem = (key: string): WorkItem => `read:${key}`;
-export const retryItem = (key: string): WorkItem => `retry:${key}`;
-
-export type ParsedItem = { kind: 'pass' } | { kind: 'read' | 'retry'; key: string };
-
-export function parseItem(item: WorkItem): ParsedItem {
-  if (item === PASS) return { kind: 'pass' };
-  const colon = item.indexOf(':');
-  const kind = item.slice(0, colon);
-  const rest = item.slice(colon + 1);
-  return { kind: kind === 'read' ? 'read' : 'retry', key: rest };
-}
-
-/** A pass that threw: 1 s doubling to 30 s. */
-export const PASS_BACKOFF: BackoffOptions = {
-  initialMs: 1_000,
-  maxMs: 30_000,
-  jitter: 0.5,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
-/** A Service whose write failed: 0.5 s doubling to 5 min, jittered; others are unaffected. */
-export const WRITE_BACKOFF: BackoffOptions = {
-  initialMs: 500,
-  maxMs: 300_000,
-  jitter: 0.25,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
-/**
- * A name held by a foreign Service (or a read that failed): read again after 2 s, doubling to
- * 5 min, so one that goes away is noticed soon and one that stays costs a GET every few minutes.
- */
-export const READ_BACKOFF: BackoffOptions = {
-  initialMs: 2_000,
-  maxMs: 300_000,
-  jitter: 0.25,
-  resetAfterMs: Number.MAX_SAFE_INTEGER,
-};
+/** The queue's items and the calls a reconcile returns: decide/work-items.ts (pure). */
+export { PASS, parseItem, readItem, retryItem, type ParsedItem, type WorkItem } from './decide/work-items.js';
+import { PASS, parseItem, type WorkItem } from './decide/work-items.js';
 
 function curveOf(item: WorkItem): BackoffOptions {
   switch (parseItem(item).kind) {
     case 'pass':
-      return PASS_BACKOFF;
+      return PASS_CURVE;
     case 'retry':
-      return WRITE_BACKOFF;
+      return SERVICE_WRITE_CURVE;
     case 'read':
-      return READ_BACKOFF;
+      return NAME_READ_CURVE;
   }
 }
 

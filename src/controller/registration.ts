@@ -2,7 +2,8 @@ import type { ManagementClient } from '../api/client/index.js';
 import { ApiError } from '../api/client/index.js';
 import type { KubernetesOperator } from '../api/schemas/operator.js';
 import type { Logger } from '../log/logger.js';
-import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { Backoff } from '../time/backoff.js';
+import { REGISTRATION_CURVE } from '../time/curves.js';
 import { systemClock, type Clock } from '../time/clock.js';
 
 /** What the controller asks the API to hold for it. */
@@ -147,14 +148,6 @@ export async function registerOnce(
   }
 }
 
-/** Registration retries: 0.5 s doubling to 30 s, jittered. */
-export const REGISTRATION_BACKOFF: BackoffOptions = {
-  initialMs: 500,
-  maxMs: 30_000,
-  jitter: 0.5,
-  resetAfterMs: 300_000,
-};
-
 /**
  * Registers, retrying outages and 5xx with backoff for as long as it takes (the process stays
  * unready meanwhile); a refusal is thrown at once.
@@ -167,7 +160,7 @@ export async function register(
   onRetry?: (error: string) => void,
   clock: Clock = systemClock,
 ): Promise<KubernetesOperator> {
-  const backoff = new Backoff(REGISTRATION_BACKOFF);
+  const backoff = new Backoff(REGISTRATION_CURVE);
   for (let attempt = 1; ; attempt++) {
     try {
       const { operator, action } = await registerOnce(client, spec, log, signal);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { anchorOwned } from '../binding/anchors.js';
-import type { ManagementClient } from '../api/client/index.js';
 import {
+  anchorOwned,
   ORPHANED_ANNOTATION,
-  STATE_LABEL,
   isOwnedBy,
   ownershipSelector,
   type InstallIdentity,
-} from '../binding/identity.js';
+} from '../binding/ownership/index.js';
+import type { ManagementClient } from '../api/client/index.js';
+import { STATE_LABEL } from '../binding/identity.js';
 import {
   collectionPath,
   isAlreadyExists,

@@ -5,7 +5,8 @@
  * would fail, so `/readyz` turns false with the reason until the ingress accepts it again: the
  * token changed, or a periodic check is answered with anything but ERR_710.
  */
-import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { Backoff } from '../time/backoff.js';
+import { TOKEN_CHECK_CURVE } from '../time/curves.js';
 
 export const MAX_AUTHTOKEN_LENGTH = 512;
 
@@ -19,20 +20,12 @@ export function parseAuthtoken(raw: string): { ok: true; token: string } | { ok:
   return { ok: true, token };
 }
 
-/** Checks while refused: 2 s doubling to a minute. */
-export const TOKEN_CHECK_BACKOFF: BackoffOptions = {
-  initialMs: 2_000,
-  maxMs: 60_000,
-  jitter: 0.3,
-  resetAfterMs: 300_000,
-};
-
 export type TokenVerdict = 'accepted' | 'refused';
 
 export class AuthtokenState {
   private current: string;
   private refusal: string | undefined;
-  private readonly backoff = new Backoff(TOKEN_CHECK_BACKOFF);
+  private readonly backoff = new Backoff(TOKEN_CHECK_CURVE);
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 

@@ -5,13 +5,8 @@
  * anyone who may write Services in the operator namespace could otherwise send the authtoken to a
  * server of their choosing (see ingress-address.ts).
  */
-import {
-  PORTS_ANNOTATION,
-  ROLE_INTERNAL,
-  ROLE_LABEL,
-  isOwnedBy,
-  type InstallIdentity,
-} from '../binding/identity.js';
+import { PORTS_ANNOTATION } from '../binding/identity.js';
+import { ROLE_INTERNAL, ROLE_LABEL, isOwnedBy, type InstallIdentity } from '../binding/ownership/index.js';
 import { parsePortsAnnotation } from '../binding/service-format.js';
 
 /** The part of a Service this function looks at. */

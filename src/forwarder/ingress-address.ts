@@ -12,12 +12,16 @@
  * (its host is kept: a record naming another host is refused; a new port on the same host is
  * followed, and TLS verifies the host's name on every dial).
  */
-import { isOwnedBy, ROLE_LABEL, type InstallIdentity } from '../binding/identity.js';
-import { installRecordName, parseInstallRecord } from '../binding/install-record.js';
+import {
+  INSTALL_RECORD_ROLE,
+  installRecordName,
+  isInstallRecordOf,
+  parseInstallRecord,
+  ROLE_LABEL,
+  type InstallIdentity,
+} from '../binding/ownership/index.js';
 import type { ConfigMap } from '../kube/objects.js';
 import { isLoopbackHost, parseHostPort } from '../net/host-port.js';
-
-export const INSTALL_RECORD_ROLE = 'install-record';
 
 export interface IngressAddress {
   /** `host:port`, or undefined when none is usable. */
@@ -73,7 +77,7 @@ export function resolveIngressAddress(
       problem: `no binding ingress address: ConfigMap ${name} not found (the controller writes it once registered) and ingress.address is not set`,
     };
   }
-  if (!isOwnedBy(record, identity) || record.metadata.labels?.[ROLE_LABEL] !== INSTALL_RECORD_ROLE) {
+  if (!isInstallRecordOf(record, identity)) {
     return {
       address: undefined,
       source: 'none',
@@ -115,8 +119,7 @@ export function resolveIngressAddress(
 
 /** The address an owned, well-formed install record names, if any (to compare with a pin). */
 function recordAddress(record: ConfigMap | undefined, identity: InstallIdentity): string | undefined {
-  if (!record || !isOwnedBy(record, identity)) return undefined;
-  if (record.metadata.labels?.[ROLE_LABEL] !== INSTALL_RECORD_ROLE) return undefined;
+  if (!record || !isInstallRecordOf(record, identity)) return undefined;
   const parsed = parseInstallRecord(record);
   return parsed.ok ? parsed.record.ingressAddress : undefined;
 }

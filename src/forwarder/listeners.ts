@@ -7,7 +7,8 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../log/logger.js';
-import { Backoff, baseDelay, type BackoffOptions } from '../time/backoff.js';
+import { Backoff, baseDelay } from '../time/backoff.js';
+import { REBIND_CURVE } from '../time/curves.js';
 import type { DialTrigger } from './config.js';
 import { ForwardedConnection, type ConnectionLimits, type IngressRoute } from './connection.js';
 import type { ListenerRoute } from './desired-listeners.js';
@@ -56,14 +57,6 @@ export interface ListenerSetOptions {
   observe?: (port: number, url: string, result: DialResult) => void;
 }
 
-/** Rebinding a port: 100 ms doubling to 30 s; the sequence starts over after a minute without failure. */
-export const REBIND_BACKOFF: BackoffOptions = {
-  initialMs: 100,
-  maxMs: 30_000,
-  jitter: 0.2,
-  resetAfterMs: 60_000,
-};
-
 /**
  * How often the idle sweep looks at every open connection: a tenth of the idle timeout, between
  * 10 ms and 1 s. An idle connection is reset between `idleTimeoutMs` and that much later.
@@ -74,14 +67,14 @@ export function idleSweepMs(idleTimeoutMs: number): number {
 
 /** The un-jittered rebind delay after the n-th consecutive failure (n from 1). */
 export function rebindDelayMs(failures: number): number {
-  return baseDelay(Math.max(0, failures - 1), REBIND_BACKOFF);
+  return baseDelay(Math.max(0, failures - 1), REBIND_CURVE);
 }
 
 class PortListener {
   state: ListenerState = 'binding';
   error: string | undefined;
   server: Server | undefined;
-  readonly backoff = new Backoff(REBIND_BACKOFF);
+  readonly backoff = new Backoff(REBIND_CURVE);
   retryTimer: NodeJS.Timeout | undefined;
   closed = false;
   readonly conns = new Set<ForwardedConnection>();

@@ -4,15 +4,8 @@
  * (bounded by `limits.prefaceTimeoutMs` and `limits.maxDialAttempts`); conditions that last (bad
  * token, unknown URL, no upstream, a refused certificate) are not retried at all.
  */
-import { applyJitter, baseDelay, type BackoffOptions } from '../time/backoff.js';
-
-/** The delays between attempts: 50 ms doubling to 1 s, each reduced by up to half at random. */
-export const RETRY_BACKOFF: BackoffOptions = {
-  initialMs: 50,
-  maxMs: 1_000,
-  jitter: 0.5,
-  resetAfterMs: 60_000,
-};
+import { applyJitter, baseDelay } from '../time/backoff.js';
+import { DIAL_RETRY_CURVE } from '../time/curves.js';
 
 /** Attempts per client connection when the config does not say (`limits.maxDialAttempts`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -51,9 +44,9 @@ export function isRetryable(code: string): boolean {
 /** Delay before attempt `attempt + 1` (attempt counts from 1): 50, 100, 200 … 1000 ms, jittered downwards. */
 export function retryDelayMs(attempt: number, random: () => number = Math.random, code = ''): number {
   const base = AT_ONCE.has(code)
-    ? RETRY_BACKOFF.initialMs
-    : baseDelay(Math.max(0, attempt - 1), RETRY_BACKOFF);
-  return applyJitter(base, RETRY_BACKOFF.jitter, random());
+    ? DIAL_RETRY_CURVE.initialMs
+    : baseDelay(Math.max(0, attempt - 1), DIAL_RETRY_CURVE);
+  return applyJitter(base, DIAL_RETRY_CURVE.jitter, random());
 }
 
 export type RetryDecision =

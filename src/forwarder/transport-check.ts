@@ -6,21 +6,15 @@
  * sent) clears it; while it lasts, a check dials again with backoff (the pod gets no traffic
  * while unready, so the check is what notices a fix on the ingress's side).
  */
-import { Backoff, type BackoffOptions } from '../time/backoff.js';
+import { Backoff } from '../time/backoff.js';
+import { TRANSPORT_CHECK_CURVE } from '../time/curves.js';
 
 /** `undefined`: nothing learned (the ingress was not reached for another reason). */
 export type TransportVerdict = { ok: true } | { ok: false; problem: string } | undefined;
 
-export const TRANSPORT_CHECK_BACKOFF: BackoffOptions = {
-  initialMs: 2_000,
-  maxMs: 60_000,
-  jitter: 0.3,
-  resetAfterMs: 300_000,
-};
-
 export class TransportCheck {
   private current: string | undefined;
-  private readonly backoff = new Backoff(TRANSPORT_CHECK_BACKOFF);
+  private readonly backoff = new Backoff(TRANSPORT_CHECK_CURVE);
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
   private stopped = false;

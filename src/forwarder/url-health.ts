@@ -19,7 +19,7 @@ export interface UrlFailure {
   /** Milliseconds since the epoch. */
   at: number;
   /** The ingress's ERR_7xx (or the forwarder's own ERR_79x); absent when nothing was dialled. */
-  code?: string;
+  code?: string | undefined;
   /** The catalogue's text for `code` (docs/errors.md), else the observed message. */
   title: string;
   /** What was observed for this connection (the ingress's `msg` or the local error). */

@@ -31,7 +31,7 @@ export {
   type CacheState,
   type CacheTuning,
 } from './cache/reflector.js';
-export { defaultBackoff, type BackoffOptions } from '../time/backoff.js';
+export type { BackoffOptions } from '../time/backoff.js';
 export { listAll, type ListOptions, type ListResult } from './cache/list.js';
 export { LeaseLock, recordFromLease, type LockedRecord } from './leader/lease-lock.js';
 export { microTime, type LeaderElectionRecord } from './leader/record.js';

@@ -218,8 +218,8 @@ export function matches(filter: ObjectFilter, obj: KubeObject): boolean {
 
 /** A metav1.LabelSelector as stored (matchLabels, matchExpressions). */
 export interface LabelSelectorObject {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+  matchLabels?: Record<string, string> | undefined;
+  matchExpressions?: { key: string; operator: string; values?: string[] | undefined }[] | undefined;
 }
 
 /**

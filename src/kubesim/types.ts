@@ -7,15 +7,15 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 export interface ObjectMeta {
   name: string;
-  namespace?: string;
-  generateName?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
+  namespace?: string | undefined;
+  generateName?: string | undefined;
+  uid?: string | undefined;
+  resourceVersion?: string | undefined;
+  generation?: number | undefined;
+  creationTimestamp?: string | undefined;
+  deletionTimestamp?: string | undefined;
+  labels?: Record<string, string> | undefined;
+  annotations?: Record<string, string> | undefined;
   [key: string]: unknown;
 }
 

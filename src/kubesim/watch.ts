@@ -31,7 +31,7 @@ export interface WatchRequest {
   /** sendInitialEvents=true: synthetic ADDED, then a BOOKMARK marking the end of the initial state. */
   sendInitialEvents: boolean;
   /** Re-encodes each event's object (server-side printing: Tables); see table/. */
-  encode?: (type: WatchEventType, object: unknown) => unknown;
+  encode?: ((type: WatchEventType, object: unknown) => unknown) | undefined;
 }
 
 interface Line {

@@ -36,9 +36,9 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   return pino(
     {
       level: opts.level ?? process.env['LOG_LEVEL'] ?? 'info',
-      ...(opts.name ? { name: opts.name } : {}),
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      base: undefined,
+      // No pid or hostname on every line (pino's default base); the logger's name when it has one.
+      base: opts.name ? { name: opts.name } : null,
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     opts.destination,

@@ -22,7 +22,7 @@ export interface MockApiOptions {
    * The admin interface listens only when this is given; on 127.0.0.1 unless `host` says
    * otherwise (never on the public API's host by default: it has no authentication).
    */
-  admin?: { host?: string; port?: number };
+  admin?: { host?: string; port?: number } | undefined;
   /**
    * The binding ingress listens when this is given or the config sets `ingress.port` (plain TCP
    * on loopback unless config `ingress.tls`); these override the config's host, port, advertise.

@@ -1,7 +1,8 @@
 /**
  * Exponential backoff with jitter, in the style of client-go's `ExponentialBackoffManager`:
  * delays double from `initialMs` up to `maxMs`, and the sequence starts again from `initialMs`
- * once `resetAfterMs` has passed since the previous failure.
+ * once `resetAfterMs` has passed since the previous failure. The product's curves are named in
+ * curves.ts.
  */
 export interface BackoffOptions {
   initialMs: number;
@@ -14,13 +15,6 @@ export interface BackoffOptions {
   /** Upper bound on a server's Retry-After we are willing to honour; 5 min. */
   maxRetryAfterMs?: number;
 }
-
-export const defaultBackoff: BackoffOptions = {
-  initialMs: 800,
-  maxMs: 30_000,
-  jitter: 0.5,
-  resetAfterMs: 120_000,
-};
 
 export interface BackoffState {
   /** Failures counted in the current sequence. */

@@ -25,7 +25,7 @@ function clientWith(opts: Partial<ConstructorParameters<typeof ManagementClient>
   return new ManagementClient({
     baseUrl: m.url,
     apiKey: m.key,
-    retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    retry: { initialMs: 1, maxMs: 5 },
     ...opts,
   });
 }
@@ -79,7 +79,7 @@ describe('ManagementClient retries', () => {
 
   it('gives up after the configured retries with the last error', async () => {
     await inject({ status: 500, count: 3, path_prefix: '/ip_policies' });
-    const client = clientWith({ retry: { retries: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    const client = clientWith({ retry: { retries: 2, initialMs: 1, maxMs: 2 } });
     const err = (await collect(client.ipPolicies.list()).catch((e: unknown) => e)) as ApiError;
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(500);
@@ -124,7 +124,7 @@ describe('ManagementClient timeouts and cancellation', () => {
     const client = clientWith({
       timeoutMs: 200,
       logger: logs.logger,
-      retry: { retries: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      retry: { retries: 1, initialMs: 1, maxMs: 1 },
     });
     await expect(collect(client.ipPolicies.list())).resolves.toBeDefined();
     expect(logs.count('api request retry')).toBe(1);

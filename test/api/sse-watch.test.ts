@@ -32,7 +32,7 @@ function watch(m: TestMock, opId: string, opts: { lastEventId?: string; idleTime
   const done = (async () => {
     for await (const ev of m.client.kubernetesOperators.watchEvents(opId, {
       signal: ac.signal,
-      reconnect: { baseDelayMs: 20, maxDelayMs: 200 },
+      reconnect: { initialMs: 20, maxMs: 200 },
       onReconnect: (r) => reconnects.push(r),
       onComment: (c) => comments.push(c),
       ...opts,
@@ -189,8 +189,8 @@ describe('watchEvents (typed client)', () => {
 });
 
 describe('reconnectDelayMs', () => {
-  it('grows exponentially with jitter in [ceiling/2, ceiling] and caps at maxDelayMs', () => {
-    const p = { baseDelayMs: 100, maxDelayMs: 1000 };
+  it('grows exponentially with jitter in [ceiling/2, ceiling] and caps at maxMs', () => {
+    const p = { initialMs: 100, maxMs: 1000 };
     expect(reconnectDelayMs(p, 1, () => 0)).toBe(50);
     expect(reconnectDelayMs(p, 1, () => 1)).toBe(100);
     expect(reconnectDelayMs(p, 3, () => 0)).toBe(200);

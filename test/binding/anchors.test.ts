@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { anchorOwned } from '../../src/binding/anchors.js';
+import { anchorOwned } from '../../src/binding/ownership/index.js';
 import type { Service } from '../../src/kube/objects.js';
 
 const svc = (namespace: string, name: string, role: string, url?: string): Service => ({

@@ -1,4 +1,4 @@
-import { withCreatedAliases } from '../../src/binding/anchors.js';
+import { withCreatedAliases } from '../../src/binding/ownership/index.js';
 import type { Service } from '../../src/kube/objects.js';
 import type { ProjectionConfig } from '../../src/binding/types.js';
 

@@ -5,8 +5,8 @@ import {
   parseInstallRecord,
   parseRecordedInternalServices,
   recordedInternalOf,
-} from '../../src/binding/install-record.js';
-import { isOwnedBy } from '../../src/binding/identity.js';
+  isOwnedBy,
+} from '../../src/binding/ownership/index.js';
 
 const id = { release: 'eb', operatorNamespace: 'binder' };
 

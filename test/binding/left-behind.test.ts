@@ -6,7 +6,11 @@ import {
   ROLE_LABEL,
   STATE_LABEL,
 } from '../../src/binding/identity.js';
-import { LEFT_BEHIND_STATE, leftBehindAliases, relabelledLeftBehind } from '../../src/binding/left-behind.js';
+import {
+  LEFT_BEHIND_STATE,
+  leftBehindAliases,
+  relabelledLeftBehind,
+} from '../../src/binding/ownership/index.js';
 import type { Service } from '../../src/kube/objects.js';
 
 const OPNS = 'endpoint-binder';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { proveOwnership, resolvedIntents, unprovenReason } from '../../src/binding/ownership.js';
+import { proveOwnership, resolvedIntents, unprovenReason } from '../../src/binding/ownership/index.js';
 import { allocatePorts } from '../../src/binding/ports.js';
 import { project } from '../../src/binding/project.js';
 import type { Service } from '../../src/kube/objects.js';

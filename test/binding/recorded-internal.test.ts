@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyRecordedChange, recordedInternalChange } from '../../src/binding/recorded-internal.js';
+import { applyRecordedChange, recordedInternalChange } from '../../src/binding/ownership/index.js';
 
 const set = (...u: string[]): Set<string> => new Set(u);
 

@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ENDPOINT_URL_ANNOTATION } from '../../src/binding/identity.js';
 import {
-  ENDPOINT_URL_ANNOTATION,
   ORPHANED_ANNOTATION,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
   ownershipLabels,
-} from '../../src/binding/identity.js';
+} from '../../src/binding/ownership/index.js';
 import { runCli } from '../../src/cli/run.js';
 import { failureLines } from '../../src/cli/uninstall-command.js';
 import { UNINSTALLED_AT_ANNOTATION } from '../../src/controller/uninstall.js';

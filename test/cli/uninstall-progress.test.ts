@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ownershipLabels, ROLE_INTERNAL, ROLE_LABEL } from '../../src/binding/identity.js';
+import { ownershipLabels, ROLE_INTERNAL, ROLE_LABEL } from '../../src/binding/ownership/index.js';
 import { uninstallProgressLine } from '../../src/cli/uninstall-command.js';
 import { uninstall } from '../../src/controller/uninstall.js';
 import { KubeClient, kinds } from '../../src/kube/index.js';

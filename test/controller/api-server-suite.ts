@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLE_ALIAS, ROLE_LABEL, ownershipSelector } from '../../src/binding/identity.js';
+import { ROLE_ALIAS, ROLE_LABEL, ownershipSelector } from '../../src/binding/ownership/index.js';
 import { EXTRA_KEYS_ANNOTATION } from '../../src/binding/services.js';
 import { resolveControllerConfig, type ControllerConfigInput } from '../../src/controller/config.js';
 import { startController, type Controller } from '../../src/controller/controller.js';
@@ -60,7 +60,7 @@ export function defineControllerSuite(title: string, startServer: () => Promise<
         kubeConfig: server.kubeConfig,
         logger: silentLogger(),
         cacheTuning: { ...fastTuning, pageSize: 500 },
-        poll: { baseDelayMs: 100, maxDelayMs: 500 },
+        poll: { initialMs: 100, maxMs: 500 },
         identity: `suite_${run}`,
       });
       return controller;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownershipLabels } from '../../src/binding/identity.js';
+import { ownershipLabels } from '../../src/binding/ownership/index.js';
 import { plan } from '../../src/binding/plan.js';
 import type { PlanAction } from '../../src/binding/types.js';
 import { applyAction, applyAll, type ApplyContext } from '../../src/controller/apply.js';

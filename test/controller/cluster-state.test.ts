@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownershipLabels } from '../../src/binding/identity.js';
+import { ownershipLabels } from '../../src/binding/ownership/index.js';
 import { ClusterState } from '../../src/controller/cluster.js';
 import { KubeClient, KubeTransport, kinds } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';

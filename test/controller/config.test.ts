@@ -97,6 +97,16 @@ describe('controller config', () => {
     expect(s.config.bindings.endpointSelector).toBe(selector);
   });
 
+  it('carries the selector compiled once to the controller; the uninstall, which never evaluates it, gets none', async () => {
+    const p = file(
+      'api:\n  baseUrl: http://127.0.0.1:9\nbindings:\n  endpointSelector: "endpoint.port > 1024"\n',
+    );
+    const s = await loadControllerSettings(['--config', p], env);
+    expect(s.selector?.expression, 'the compiled selector the settings carry').toBe('endpoint.port > 1024');
+    const u = await loadControllerSettings(['--config', p], env, { compileSelector: false });
+    expect(u.selector).toBeUndefined();
+  });
+
   it('refuses a selector that does not compile, with the positioned message', async () => {
     const p = file(
       'api:\n  baseUrl: http://127.0.0.1:9\nbindings:\n  endpointSelector: "endpoint.host.endsWith(\'.prod\'"\n',

@@ -1,12 +1,7 @@
 import { budget } from '../helpers/budget.js';
 import { describe, expect, it } from 'vitest';
-import {
-  ENDPOINT_ID_ANNOTATION,
-  PORTS_ANNOTATION,
-  ROLE_INTERNAL,
-  ROLE_LABEL,
-  isOwnedBy,
-} from '../../src/binding/identity.js';
+import { ENDPOINT_ID_ANNOTATION, PORTS_ANNOTATION } from '../../src/binding/identity.js';
+import { ROLE_INTERNAL, ROLE_LABEL, isOwnedBy } from '../../src/binding/ownership/index.js';
 import { parsePortsAnnotation } from '../../src/binding/service-format.js';
 import type { Controller } from '../../src/controller/controller.js';
 import { kinds, type Service } from '../../src/kube/index.js';

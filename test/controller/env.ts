@@ -112,7 +112,7 @@ export function controllerStarter(
       ...(pendingWriteTtlMs !== undefined ? { pendingWriteTtlMs } : {}),
       ...(recordCapacity !== undefined ? { recordCapacity } : {}),
       ...(intentsPerPass !== undefined ? { intentsPerPass } : {}),
-      poll: { baseDelayMs: 100, maxDelayMs: 500 },
+      poll: { initialMs: 100, maxMs: 500 },
       identity: identity ?? `test_${randomBytes(3).toString('hex')}`,
       ...(pod ? { pod } : {}),
     });

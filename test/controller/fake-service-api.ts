@@ -73,6 +73,16 @@ export class FakeServiceApi implements ServiceApi {
     this.objects.delete(key);
   }
 
+  /** Every object held, as a list of the API would return them. */
+  list(): Service[] {
+    return [...this.objects.values()].map((o) => structuredClone(o));
+  }
+
+  /** The resourceVersion of the last write (what a watch current to this store is at). */
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
   read(key: string): Service | undefined {
     const o = this.objects.get(key);
     return o ? structuredClone(o) : undefined;

@@ -115,7 +115,7 @@ function polledFeed(
     metrics: controllerMetrics(new Registry()),
     resyncIntervalMs: 60_000,
     onChange: () => undefined,
-    poll: { baseDelayMs: 100, maxDelayMs: 400 },
+    poll: { initialMs: 100, maxMs: 400 },
     clock,
     ...extra,
   });

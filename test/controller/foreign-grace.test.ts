@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointRecord } from '../../src/binding/types.js';
-import type { ClusterState } from '../../src/controller/cluster.js';
+import type { ClusterReadModel } from '../../src/controller/cluster.js';
 import { ControllerQueue } from '../../src/controller/queue.js';
 import type { Reconciler } from '../../src/controller/reconciler.js';
 import { waitFor } from '../kube/helpers.js';
@@ -17,7 +17,7 @@ const GRACE_MS = 60_000;
  */
 describe('reconciler: the foreign-name grace period', () => {
   let harness: ReconcilerHarness;
-  let cluster: ClusterState;
+  let cluster: ClusterReadModel;
   const clock = new ManualClock();
   const api = new FakeServiceApi();
   const queue = new ControllerQueue(10, clock);

@@ -6,7 +6,7 @@ import {
   ROLE_LABEL,
   ENDPOINT_IDS_ANNOTATION,
 } from '../../src/binding/identity.js';
-import { lostLabelDetail } from '../../src/controller/decide/foreign-holder.js';
+import { lostLabelDetail } from '../../src/binding/ownership/index.js';
 import type { Service } from '../../src/kube/index.js';
 
 const id = { release: 'eb', operatorNamespace: 'ops' };

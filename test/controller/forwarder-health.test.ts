@@ -114,7 +114,7 @@ describe('the controller gathers the data path from the forwarder pods; status s
       kubeConfig: sim.kubeConfig(),
       logger: silentLogger(),
       cacheTuning: { ...fastTuning, pageSize: 500 },
-      poll: { baseDelayMs: 100, maxDelayMs: 500 },
+      poll: { initialMs: 100, maxMs: 500 },
       dataPath: { intervalMs: 200 },
     });
     fwd = await startLoopbackForwarder(sim.kubeConfig());

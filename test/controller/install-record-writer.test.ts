@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { installRecordConfigMap } from '../../src/binding/install-record.js';
+import { installRecordConfigMap } from '../../src/binding/ownership/index.js';
 import { InstallRecordWriter } from '../../src/controller/install-record-writer.js';
 import { KubeClient, kinds } from '../../src/kube/index.js';
 import { startKubesim, type Kubesim } from '../../src/kubesim/index.js';

@@ -84,7 +84,7 @@ describe('controller: a large first sync starves neither health nor leadership',
         // Bookmarks every 500 ms keep the watches alive; a 600 ms inactivity limit would restart
         // them whenever the loaded machine delays one.
         cacheTuning: { ...fastTuning, pageSize: 500, inactivityMs: 10_000 },
-        poll: { baseDelayMs: 100, maxDelayMs: 500 },
+        poll: { initialMs: 100, maxMs: 500 },
         identity: `test_${randomBytes(3).toString('hex')}`,
       });
       const c = ctl;

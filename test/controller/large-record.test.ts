@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManagementClient } from '../../src/api/client/index.js';
 import { MANAGED_BY_LABEL } from '../../src/binding/identity.js';
-import { MAX_RECORDED_INTERNAL_SERVICES } from '../../src/binding/install-record.js';
+import { MAX_RECORDED_INTERNAL_SERVICES } from '../../src/binding/ownership/index.js';
 import { resolveControllerConfig } from '../../src/controller/config.js';
 import { startController, type Controller } from '../../src/controller/controller.js';
 import {
@@ -68,7 +68,7 @@ describe('controller: a full install record at scale, and a restart', () => {
       kubeConfig: kubeConfigFrom({ kubeconfigPath: sim!.kubeconfig }),
       logger,
       cacheTuning: { ...fastTuning, pageSize: 500, inactivityMs: 30_000 },
-      poll: { baseDelayMs: 100, maxDelayMs: 500 },
+      poll: { initialMs: 100, maxMs: 500 },
       identity: `${identity}_${randomBytes(3).toString('hex')}`,
       pod: { name: identity, namespace: OPERATOR_NS },
       ...(SCALE !== 1 ? { recordCapacity: CAP } : {}),

@@ -7,7 +7,7 @@ import {
   ROLE_LABEL,
   STATE_LABEL,
 } from '../../src/binding/identity.js';
-import { LEFT_BEHIND_STATE } from '../../src/binding/left-behind.js';
+import { LEFT_BEHIND_STATE } from '../../src/binding/ownership/index.js';
 import { StatusDocumentSchema } from '../../src/controller/decide/status.js';
 import { kinds, type Service } from '../../src/kube/index.js';
 import { api } from '../kubesim/helpers.js';

@@ -61,7 +61,7 @@ describe('controller: ownership is anchored where tenants cannot write', () => {
   it('a tenant Service at the name an endpoint wants, our labels patched on: never taken over (item 3(b))', async () => {
     // An independent watch (not the controller's) counts every write to the tenant's Service.
     let writes = 0;
-    const isShop = (s: { metadata: { namespace?: string; name: string } }) =>
+    const isShop = (s: { metadata: { namespace?: string | undefined; name: string } }) =>
       s.metadata.namespace === 'prod' && s.metadata.name === 'cart';
     const off = [
       env.writes.cache.on('update', (_old, now) => isShop(now) && writes++),

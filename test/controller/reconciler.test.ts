@@ -11,10 +11,17 @@ import { HARNESS_CONFIG, ep, startReconcilerHarness, type ReconcilerHarness } fr
 const config = HARNESS_CONFIG;
 
 /**
- * The reconciler on a manual clock: caches from kubesim (an empty cluster), writes to a faithful
- * fake of the Services API. Every delay is the work queue's, so the test moves time itself.
+ * The reconciler on a manual clock: caches from kubesim (an empty cluster), or from the in-memory
+ * stand-in for the watches (fake-cluster.ts, no kubesim), writes to a faithful fake of the
+ * Services API. Every delay is the work queue's, so the test moves time itself. The same
+ * assertions hold on both: the reconciler needs no more of the cluster than its read model.
  */
-describe('reconciler: scheduling and write backoff on the clock seam', () => {
+describe.each(['kubesim', 'memory'] as const)(
+  'reconciler (%s cluster): scheduling and write backoff on the clock seam',
+  (cluster) => scheduling(cluster),
+);
+
+function scheduling(cluster: 'kubesim' | 'memory'): void {
   let harness: ReconcilerHarness;
   const clock = new ManualClock();
   const api = new FakeServiceApi();
@@ -29,6 +36,7 @@ describe('reconciler: scheduling and write backoff on the clock seam', () => {
       api,
       queue,
       endpoints: () => endpoints,
+      cluster,
     });
     ({ reconciler } = harness);
   });
@@ -111,4 +119,4 @@ describe('reconciler: scheduling and write backoff on the clock seam', () => {
     await waitFor(() => stateOf('ep_b')?.state === 'projected', 'projected once the name is free');
     expect(api.read('prod/web')?.metadata.labels?.['endpoint-binder.io/role']).toBe('alias');
   });
-});
+}

@@ -1,6 +1,6 @@
 import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownershipSelector } from '../../src/binding/identity.js';
+import { ownershipSelector } from '../../src/binding/ownership/index.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { startKubesimTarget, type KubesimTarget } from './kubesim-target.js';
 import { deepMerge } from './scenario.js';

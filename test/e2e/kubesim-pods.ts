@@ -59,6 +59,12 @@ export type PodTemplate = z.infer<typeof podTemplateSchema>;
 const secretSchema = z.object({ data: z.record(z.string(), z.string()).default({}) });
 const configMapSchema = z.object({ data: z.record(z.string(), z.string()).default({}) });
 
+/** Where a pod listens: its pod IP (each pod its own loopback address) and its container ports by name. */
+export interface PodPlace {
+  ip: string;
+  ports: ReadonlyMap<string, number>;
+}
+
 export interface PodProcess {
   name: string;
   child: ChildProcess;
@@ -90,9 +96,9 @@ export async function runPod(
     name: string;
     template: PodTemplate;
     workDir: string;
-    loopbackArgs: (component: string, hostPorts?: ReadonlyMap<string | number, number>) => string[];
-    /** Where the node agent put the container's ports (the real control plane's pods). */
-    hostPorts?: ReadonlyMap<string | number, number>;
+    loopbackArgs: (component: string, place?: PodPlace) => string[];
+    /** The pod's own address and its named container ports (pods a node agent runs). */
+    place?: PodPlace;
   },
 ): Promise<PodProcess> {
   const { namespace, name, template } = opts;
@@ -173,7 +179,7 @@ export async function runPod(
   const component = args[0] ?? '';
   const child = spawn(
     process.execPath,
-    [CLI, ...args, ...kubeconfigArgs, ...opts.loopbackArgs(component, opts.hostPorts)],
+    [CLI, ...args, ...kubeconfigArgs, ...opts.loopbackArgs(component, opts.place)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       // Nothing of the test's environment leaks in that the pod would not have.

@@ -2,14 +2,14 @@ import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Service } from '@kubern
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ManagementClient } from '../../src/api/client/index.js';
+import { STATE_LABEL } from '../../src/binding/identity.js';
 import {
   ORPHANED_ANNOTATION,
-  STATE_LABEL,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
   ownershipSelector,
-} from '../../src/binding/identity.js';
+} from '../../src/binding/ownership/index.js';
 import { EXTRA_KEYS_ANNOTATION } from '../../src/binding/services.js';
 import { UNINSTALLED_AT_ANNOTATION } from '../../src/kube/leader/uninstall-mark.js';
 import { k8sTool } from '../helpers/k8s-tools.js';

@@ -1,19 +1,52 @@
 import { connect } from 'node:net';
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Service } from '@kubernetes/client-node';
 import { ACME_AUTHTOKEN } from '../helpers/mock-api.js';
+import type { PodPlace } from './kubesim-pods.js';
 import type { ChartValues } from './target.js';
+
+/** Which address behind a Service to dial: kube-proxy's choice among its ready endpoints. */
+export type ServiceBackend = (service: V1Service) => Promise<string>;
+
+/** The forwarder processes of a target without Pod objects listen on 127.0.0.1. */
+const onHostLoopback: ServiceBackend = async () => '127.0.0.1';
+
+/**
+ * kube-proxy's choice for a cluster whose pods have IPs: one Running, Ready pod that the Service's
+ * selector matches (what its EndpointSlices list as ready), at random; its pod IP.
+ */
+export function readyPodBackend(core: CoreV1Api): ServiceBackend {
+  return async (service) => {
+    const namespace = service.metadata?.namespace ?? '';
+    const selector = Object.entries(service.spec?.selector ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const pods = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
+    const ready = pods.flatMap((p) =>
+      !p.metadata?.deletionTimestamp &&
+      p.status?.podIP &&
+      p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        ? [p.status.podIP]
+        : [],
+    );
+    const ip = ready[Math.floor(Math.random() * ready.length)];
+    if (ip === undefined)
+      throw new Error(`${namespace}/${service.metadata?.name}: no ready pod matches ${selector}`);
+    return ip;
+  };
+}
 
 /**
  * Cluster DNS and kube-proxy for targets whose pods are local processes (kubesim, the real
  * control plane with the node agent): name.namespace → the alias's externalName → the internal
- * Service → its targetPort, where the one forwarder process listens on loopback. Connects, sends
- * `data`, half-closes, and returns all that came back.
+ * Service → its targetPort on a forwarder (`backend` chooses where). Connects, sends `data`,
+ * half-closes, and returns all that came back.
  */
 export async function exchangeThroughAlias(
   core: CoreV1Api,
   host: string,
   port: number,
   data: string,
+  backend: ServiceBackend = onHostLoopback,
 ): Promise<string> {
   const [name = '', ns = ''] = host.split('.');
   const alias = await core.readNamespacedService({ namespace: ns, name });
@@ -23,8 +56,9 @@ export async function exchangeThroughAlias(
   const targetPort = internal.spec?.ports?.find((p) => p.port === port)?.targetPort;
   if (typeof targetPort !== 'number')
     throw new Error(`${host}:${port}: no such port on the internal Service`);
+  const address = await backend(internal);
   return await new Promise<string>((res, rej) => {
-    const s = connect({ host: '127.0.0.1', port: targetPort, allowHalfOpen: true });
+    const s = connect({ host: address, port: targetPort, allowHalfOpen: true });
     const chunks: Buffer[] = [];
     s.setTimeout(20_000, () => s.destroy(new Error('timeout')));
     s.on('connect', () => s.end(data));
@@ -60,12 +94,14 @@ export function localProcessValues(apiUrl: string, apiKey: string, portBase: num
 }
 
 /**
- * The flags that keep a pod's listeners on loopback: the HTTP server on the port the node agent
- * gave the pod's `http` port (0, the OS's choice, without one), the forwarder's ports on 127.0.0.1.
+ * The flags that keep a pod's listeners on loopback: on the pod's own IP and its `http` container
+ * port when a node agent placed it (as in a cluster: podIP:containerPort), else on 127.0.0.1 with
+ * the HTTP server on a port the OS chooses.
  */
-export function loopbackArgs(component: string, ports?: ReadonlyMap<string | number, number>): string[] {
-  const http = ports?.get('http') ?? 0;
-  if (component === 'controller') return ['--listen', `127.0.0.1:${http}`];
-  if (component === 'forwarder') return ['--listen-host', '127.0.0.1', '--http-listen', `127.0.0.1:${http}`];
+export function loopbackArgs(component: string, place?: PodPlace): string[] {
+  const ip = place?.ip ?? '127.0.0.1';
+  const http = place?.ports.get('http') ?? 0;
+  if (component === 'controller') return ['--listen', `${ip}:${http}`];
+  if (component === 'forwarder') return ['--listen-host', ip, '--http-listen', `${ip}:${http}`];
   return [];
 }

@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { startNodeAgent, type NodeAgent } from '../../src/kubesim/workloads/node-agent.js';
 import { exec } from './exec.js';
 import { podTemplateSchema, runPod } from './kubesim-pods.js';
-import { exchangeThroughAlias, localProcessValues, loopbackArgs } from './local-process.js';
+import { exchangeThroughAlias, localProcessValues, loopbackArgs, readyPodBackend } from './local-process.js';
 import type { ChartValues, E2eTarget } from './target.js';
 
 /**
@@ -21,7 +21,8 @@ import type { ChartValues, E2eTarget } from './target.js';
  * controllers create the hook and workload Pods, and the process node agent (src/kubesim/workloads/node-agent.ts, the one
  * `kubesim --workloads` runs) binds
  * them to its node and runs each as a local `endpoint-binder` process with a TokenRequest token
- * of its ServiceAccount. Cluster DNS and kube-proxy are played by `exchange`, as on kubesim.
+ * of its ServiceAccount, each pod at its own loopback IP. Cluster DNS and kube-proxy are played by
+ * `exchange`: the alias, the internal Service, a ready forwarder pod's IP.
  */
 
 export interface RealTarget extends E2eTarget {
@@ -84,8 +85,8 @@ export async function startRealTarget(
       nodeName: `process-node-${release}`,
       namespaces: [namespace],
       schedule: true,
-      // Pods here share the host's loopback: each container port a free port of 127.0.0.1.
-      network: 'host-ports',
+      // Each pod gets its own loopback IP (127.0.x.y; Linux routes all of 127/8 to lo) and listens
+      // on its container ports there, as in a cluster: the controller reads a forwarder at podIP:http.
       crashBackoff: { initialMs: 2000, maxMs: 10_000 },
       // Faster than the pods ask (at most 1 s): the tests wait on readiness.
       maxProbePeriodMs: 1000,
@@ -98,14 +99,15 @@ export async function startRealTarget(
           },
         },
       }),
-      runner: async ({ pod, namespace, name, hostPorts }) => {
+      runner: async ({ pod, namespace, name, podIP, container }) => {
+        const ports = new Map(container.ports.flatMap((p) => (p.name ? [[p.name, p.containerPort]] : [])));
         const p = await runPod(cluster, {
           namespace,
           name,
           template: podTemplateSchema.parse({ metadata: pod.metadata, spec: pod['spec'] }),
           workDir: work,
           loopbackArgs,
-          ...(hostPorts ? { hostPorts } : {}),
+          place: { ip: podIP, ports },
         });
         return p.child;
       },
@@ -179,7 +181,7 @@ export async function startRealTarget(
       async deletePod(name) {
         await core.deleteNamespacedPod({ namespace, name });
       },
-      exchange: (host, port, data) => exchangeThroughAlias(core, host, port, data),
+      exchange: (host, port, data) => exchangeThroughAlias(core, host, port, data, readyPodBackend(core)),
       close,
     };
     return target;

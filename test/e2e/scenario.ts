@@ -5,15 +5,17 @@ import { ManagementClient, collect } from '../../src/api/client/index.js';
 import {
   ENDPOINT_ID_ANNOTATION,
   ENDPOINT_URL_ANNOTATION,
-  ORPHANED_ANNOTATION,
   PORTS_ANNOTATION,
+  STATE_LABEL,
+} from '../../src/binding/identity.js';
+import {
+  ORPHANED_ANNOTATION,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
-  STATE_LABEL,
   ownershipLabels,
   ownershipSelector,
-} from '../../src/binding/identity.js';
+} from '../../src/binding/ownership/index.js';
 import { waitFor } from './exec.js';
 import type { ChartValues, E2eTarget } from './target.js';
 

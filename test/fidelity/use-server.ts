@@ -44,7 +44,7 @@ function useServer(kind: ServerKind, start: () => Promise<Started>): FidelitySer
     writeKubeconfig: (...a) => get().writeKubeconfig(...a),
     serviceAccountToken: (...a) => get().serviceAccountToken(...a),
     namespace: (...a) => get().namespace(...a),
-    forgetHistory: kind === 'kubesim' ? () => get().forgetHistory?.() : undefined,
+    ...(kind === 'kubesim' ? { forgetHistory: () => get().forgetHistory?.() } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 import { parseEndpointUrl } from '../../src/binding/endpoint-url.js';
 import type { InstallIdentity } from '../../src/binding/identity.js';
-import { installRecordConfigMap, type InstallRecord } from '../../src/binding/install-record.js';
+import { installRecordConfigMap, type InstallRecord } from '../../src/binding/ownership/index.js';
 import { internalService as buildInternalService } from '../../src/binding/services.js';
 import { ForwarderConfig, type ForwarderConfigInput } from '../../src/forwarder/config.js';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.js';

@@ -4,7 +4,7 @@ import { desiredListeners, sameRoutes } from '../../src/forwarder/desired-listen
 import { idleSweepMs, rebindDelayMs } from '../../src/forwarder/listeners.js';
 import { decideRetry, DEFAULT_MAX_ATTEMPTS, isRetryable, retryDelayMs } from '../../src/forwarder/retry.js';
 import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
-import { installRecordConfigMap } from '../../src/binding/install-record.js';
+import { installRecordConfigMap } from '../../src/binding/ownership/index.js';
 import { isLoopbackHost } from '../../src/net/host-port.js';
 import { IDENTITY, internalService } from './helpers.js';
 

@@ -41,7 +41,7 @@ export async function api(
   const res = await fetch(sim.url + path, {
     method,
     headers,
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    body: body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
   let parsed: unknown = text;

@@ -4,20 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENDPOINT_ID_ANNOTATION, STATE_LABEL } from '../../src/binding/identity.js';
 import {
-  ENDPOINT_ID_ANNOTATION,
   ownershipLabels,
   ownershipSelector,
   ROLE_ALIAS,
   ROLE_INTERNAL,
   ROLE_LABEL,
-  STATE_LABEL,
-} from '../../src/binding/identity.js';
+} from '../../src/binding/ownership/index.js';
 import type { AuditEvent } from '../helpers/control-plane/control-plane.js';
 import { realCluster } from '../helpers/control-plane/use.js';
 import { k8sTool } from '../helpers/k8s-tools.js';
 import { exec, waitFor } from '../e2e/exec.js';
 import { ACME_AUTHTOKEN } from '../helpers/mock-api.js';
+import { freePort } from '../forwarder/helpers.js';
 import { startRealTarget, type RealTarget } from '../e2e/real-target.js';
 import { deepMerge } from '../e2e/scenario.js';
 
@@ -41,6 +41,8 @@ const ENDPOINTS = 6;
 describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () => {
   let t: RealTarget;
   let core: CoreV1Api;
+  /** The ids of svc-0 .. svc-<ENDPOINTS-1> in APPS. */
+  const endpointIds: string[] = [];
   const controllerUser = `system:serviceaccount:${NAMESPACE}:${RELEASE}-endpoint-binder-controller`;
   const owned = async (): Promise<V1Service[]> =>
     (
@@ -67,6 +69,20 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
     w
       .map((e) => `${e.verb} ${e.objectRef?.namespace}/${e.objectRef?.name} ${e.responseStatus?.code}`)
       .join('\n');
+  /** Where a pod's `http` container port answers: its pod IP, as from another pod in the cluster. */
+  const httpUrlOf = async (name: string): Promise<string> => {
+    const pod = await waitFor(
+      `pod ${name} Running with an IP`,
+      async () => {
+        const p = await core.readNamespacedPod({ namespace: NAMESPACE, name });
+        return p.status?.phase === 'Running' && p.status.podIP ? p : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const port = pod.spec?.containers[0]?.ports?.find((p) => p.name === 'http')?.containerPort;
+    if (port === undefined) throw new Error(`pod ${name} declares no http container port`);
+    return `http://${pod.status?.podIP}:${port}`;
+  };
 
   beforeAll(async () => {
     if ('skip' in rc) return;
@@ -79,11 +95,15 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
     core = t.kubeConfig().makeApiClient(CoreV1Api);
     await t.install(deepMerge(t.baseValues, { controller: { resyncIntervalSeconds: 10 } }));
     for (let i = 0; i < ENDPOINTS; i++)
-      await t.mock.client.endpoints.create({
-        url: `tcp://svc-${i}.${APPS}:7000`,
-        bindings: ['kubernetes'],
-        upstream_url: t.echoUpstream,
-      });
+      endpointIds.push(
+        (
+          await t.mock.client.endpoints.create({
+            url: `tcp://svc-${i}.${APPS}:7000`,
+            bindings: ['kubernetes'],
+            upstream_url: t.echoUpstream,
+          })
+        ).id,
+      );
     await waitFor(
       'every endpoint projected',
       async () => ((await owned()).length === 2 * ENDPOINTS ? true : undefined),
@@ -232,11 +252,10 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
       );
       // Not a fixed sleep (under load the first sync may take longer): the new leader is ready,
       // that is caught up with its first sync, and then a resync interval (10 s) has passed.
-      const port = t.agent.hostPort(leader.replace(/_[0-9a-f]+$/, ''), 'http');
-      expect(port, `the leader ${leader} runs here`).toBeDefined();
+      const url = await httpUrlOf(leader.replace(/_[0-9a-f]+$/, ''));
       await waitFor(
-        `the new leader ${leader} ready`,
-        async () => ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined),
+        `the new leader ${leader} ready at ${url}`,
+        async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
         { timeoutMs: 120_000, intervalMs: 500 },
       );
       await new Promise((r) => setTimeout(r, 11_000));
@@ -445,17 +464,8 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
       };
       t.cluster.writeKubeconfig(kubeconfigs.controller, token);
       t.cluster.writeKubeconfig(kubeconfigs.admin);
-      // The controllers' /status: a real cluster reaches it at the pod IP (or through the API
-      // server's pod proxy, which refuses a loopback pod IP); here each pod listens on its own port.
-      const controllerUrls = (
-        await core.listNamespacedPod({
-          namespace: NAMESPACE,
-          labelSelector: 'app.kubernetes.io/component=controller',
-        })
-      ).items.flatMap((p) => {
-        const port = t.agent.hostPort(p.metadata?.name ?? '', 'http');
-        return port ? ['--controller-url', `http://127.0.0.1:${port}`] : [];
-      });
+      // check reads each controller's /status at its pod IP, as in a cluster (the API server's
+      // pod proxy, its fallback, refuses a loopback pod IP): no --controller-url.
       const check = (kc: string) =>
         exec(
           process.execPath,
@@ -468,7 +478,6 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
             forwarderConfig,
             '--kubeconfig',
             kc,
-            ...controllerUrls,
           ],
           {
             timeoutMs: 120_000,
@@ -498,5 +507,122 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
       expect(own.stdout).toMatch(/✓ forwarder pods ready/);
     },
     budget(180_000),
+  );
+  // #27 item 5: the DATA PATH column on the real server with no flag. The controller lists the
+  // forwarder pods through the API server and reads each one's /status at podIP:http (the node
+  // agent gives each pod its own loopback IP, as a CNI gives each pod its own address).
+  it(
+    "`endpoint-binder status` shows each endpoint's data path as the forwarder pods saw it, and unknown while none can be read",
+    async () => {
+      const coordination = t.kubeConfig().makeApiClient(CoordinationV1Api);
+      const leader = (
+        (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: `${RELEASE}-controller` })).spec
+          ?.holderIdentity ?? ''
+      ).replace(/_[0-9a-f]+$/, '');
+      // `kubectl exec <leader> -- endpoint-binder status` asks the controller in its own pod; here
+      // the leader's pod address is where it listens.
+      const url = await httpUrlOf(leader);
+      const status = async (): Promise<string> => {
+        const r = await exec(process.execPath, ['bin/endpoint-binder.js', 'status', '--url', url], {
+          timeoutMs: 60_000,
+        });
+        if (r.code !== 0) throw new Error(`status exited ${r.code}: ${r.stderr}`);
+        return r.stdout;
+      };
+      /** The table once `holds` passes for it; a timeout names what was missing and shows the table. */
+      const tableWhere = (what: string, holds: (table: string) => string[]) =>
+        waitFor(
+          what,
+          async () => {
+            const table = await status();
+            const missing = holds(table);
+            if (missing.length) throw new Error(`${missing.join('; ')}\n${table}`);
+            return table;
+          },
+          { timeoutMs: 90_000, intervalMs: 2000 },
+        );
+      const rowOf = (table: string, id: string): string =>
+        table.split('\n').find((line) => line.includes(id)) ?? `(no row for ${id})`;
+
+      const refusing = await freePort();
+      const dead = await t.mock.client.endpoints.create({
+        url: `tcp://dead.${APPS}:7000`,
+        bindings: ['kubernetes'],
+        upstream_url: `tcp://127.0.0.1:${refusing}`,
+      });
+      const forwarders = (
+        await core.listNamespacedPod({
+          namespace: NAMESPACE,
+          labelSelector: 'app.kubernetes.io/component=forwarder',
+        })
+      ).items.map((p) => p.metadata?.name ?? '');
+      let stopped: number | undefined;
+      try {
+        // One connection through every endpoint, from a client pod's side (alias → Service → a
+        // ready forwarder pod's IP), and one to the endpoint whose upstream refuses.
+        for (let i = 0; i < ENDPOINTS; i++)
+          await waitFor(
+            `an echo through svc-${i}.${APPS}:7000`,
+            async () => ((await t.exchange(`svc-${i}.${APPS}`, 7000, 'ping')) === 'ping' ? true : undefined),
+            { timeoutMs: 60_000, intervalMs: 500 },
+          );
+        const okCell = /\bok \d+s ago/;
+        const refusedCell = /upstream refused \(ERR_730\) \d+s ago/;
+        await waitFor(
+          `a connection to dead.${APPS}:7000 ended by the forwarder`,
+          async () => {
+            // Until the alias and the listener exist the attempt fails before reaching the forwarder.
+            await t.exchange(`dead.${APPS}`, 7000, 'ping').catch((err: { code?: string }) => {
+              if (err.code !== 'ECONNRESET') throw err;
+            });
+            return true;
+          },
+          { timeoutMs: 60_000, intervalMs: 500 },
+        );
+        const table = await tableWhere('every DATA PATH cell a fact the forwarders observed', (tbl) => [
+          ...(/DATA PATH/.test(tbl) ? [] : ['no DATA PATH column']),
+          ...endpointIds.flatMap((id) =>
+            okCell.test(rowOf(tbl, id)) ? [] : [`${id} not ok: ${rowOf(tbl, id)}`],
+          ),
+          ...(refusedCell.test(rowOf(tbl, dead.id))
+            ? []
+            : [`${dead.id} not refused: ${rowOf(tbl, dead.id)}`]),
+        ]);
+        expect(table, 'no cell or header line is unknown').not.toMatch(/unknown/);
+
+        // A forwarder that cannot be read (its process stopped: no answer within the read's
+        // timeout) makes the cells unknown, never a stale ok, and the header names it.
+        expect(forwarders.length, `forwarder pods: ${forwarders.join(', ')}`).toBe(1);
+        const pid = t.agent.pid(forwarders[0]!);
+        expect(pid, `the forwarder ${forwarders[0]} runs here`).toBeDefined();
+        process.kill(pid!, 'SIGSTOP');
+        stopped = pid;
+        await tableWhere('the cells unknown while the only forwarder does not answer', (tbl) => [
+          ...(tbl.includes(`data path: forwarder pod ${forwarders[0]} unknown (no answer within`)
+            ? []
+            : ['no header line naming the forwarder']),
+          ...[...endpointIds, dead.id].flatMap((id) =>
+            rowOf(tbl, id).includes('unknown (no forwarder read)') ? [] : [`${id}: ${rowOf(tbl, id)}`],
+          ),
+        ]);
+        process.kill(pid!, 'SIGCONT');
+        stopped = undefined;
+        await tableWhere('the cells facts again once the forwarder answers', (tbl) =>
+          endpointIds.flatMap((id) => (okCell.test(rowOf(tbl, id)) ? [] : [`${id}: ${rowOf(tbl, id)}`])),
+        );
+      } finally {
+        if (stopped !== undefined) process.kill(stopped, 'SIGCONT');
+        await t.mock.client.endpoints.delete(dead.id);
+        await waitFor(
+          "the dead endpoint's Services gone",
+          async () =>
+            (await owned()).some((s) => s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] === dead.id)
+              ? undefined
+              : true,
+          { timeoutMs: 60_000, intervalMs: 1000 },
+        );
+      }
+    },
+    budget(300_000),
   );
 });

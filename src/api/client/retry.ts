@@ -1,19 +1,18 @@
 import { applyJitter, baseDelay } from '../../time/backoff.js';
+import { API_RETRY_CURVE, withBounds, type CurveBounds } from '../../time/curves.js';
 
 /** Retry policy of the client: exponential backoff with full jitter, Retry-After honoured. */
-export interface RetryPolicy {
+export interface RetryPolicy extends CurveBounds {
   /** Retries after the first attempt; 0 disables retrying. */
   retries: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
   /** Longest Retry-After the client agrees to wait; longer ones fail at once. */
   maxRetryAfterMs: number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
   retries: 3,
-  baseDelayMs: 200,
-  maxDelayMs: 10_000,
+  initialMs: API_RETRY_CURVE.initialMs,
+  maxMs: API_RETRY_CURVE.maxMs,
   maxRetryAfterMs: 60_000,
 };
 
@@ -47,12 +46,8 @@ export function retryDelayMs(
   random = Math.random,
 ): number {
   if (retryAfterMs !== undefined) return retryAfterMs;
-  const ceiling = baseDelay(Math.max(0, attempt - 1), {
-    initialMs: policy.baseDelayMs,
-    maxMs: policy.maxDelayMs,
-    jitter: 1,
-    resetAfterMs: Number.MAX_SAFE_INTEGER,
-  });
+  const curve = withBounds(API_RETRY_CURVE, policy);
+  const ceiling = baseDelay(Math.max(0, attempt - 1), curve);
   // Full jitter: anywhere from 0 to the ceiling.
-  return applyJitter(ceiling, 1, 1 - random());
+  return applyJitter(ceiling, curve.jitter, 1 - random());
 }

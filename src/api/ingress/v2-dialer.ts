@@ -53,7 +53,7 @@ interface Pooled {
   active: number;
   usable: boolean;
   /** Streams it took when it last refused one; lifted when one of its streams closes. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** How many times a stream refused for lack of concurrency is tried on another session. */

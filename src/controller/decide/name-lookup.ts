@@ -14,7 +14,7 @@ export interface NameRecord {
   holder: 'foreign' | 'free' | 'unread';
   /** The last read (or refused create) that told us. */
   checkedAt: number;
-  /** Why the foreign holder is not ours, when it says more than "not ours" (see foreign-holder.ts). */
+  /** Why the foreign holder is not ours, when it says more than "not ours" (see binding/ownership/foreign-holder.ts). */
   detail?: string;
   /** A foreign holder was first seen then (kept after it goes, as history). */
   foreignSince?: number;
@@ -22,6 +22,33 @@ export interface NameRecord {
   foreignLastSeen?: number;
   /** The name was seen free at this time after a foreign holder had been seen. */
   freedAt?: number;
+}
+
+/**
+ * What is known about a name after one more read (or a create refused with AlreadyExists):
+ * `changed` when that changes what a pass would decide (a new name, or another holder). A failed
+ * read tells nothing new about a name seen before: what was last seen stands.
+ */
+export function nameRead(
+  prev: NameRecord | undefined,
+  holder: NameRecord['holder'],
+  now: number,
+  detail?: string,
+): { record: NameRecord; changed: boolean } {
+  const next: NameRecord = { ...prev, holder, checkedAt: now };
+  if (holder === 'foreign') {
+    if (detail !== undefined) next.detail = detail;
+    else delete next.detail;
+  } else if (holder === 'free') delete next.detail;
+  if (holder === 'foreign') {
+    next.foreignSince = prev?.holder === 'foreign' ? (prev.foreignSince ?? now) : now;
+    next.foreignLastSeen = now;
+  } else if (holder === 'free' && prev?.holder === 'foreign') {
+    next.freedAt = now;
+  } else if (holder === 'unread' && prev && prev.holder !== 'unread') {
+    next.holder = prev.holder;
+  }
+  return { record: next, changed: prev?.holder !== next.holder || prev.detail !== next.detail };
 }
 
 /** `namespace/name` back into its parts (keys are built by `keyOf`, so one slash comes first). */

@@ -7,7 +7,8 @@ import { describeError, isGone, toKubeApiError } from '../errors.js';
 import { kubeMetrics, type KubeMetrics } from '../metrics.js';
 import { KubeObjectSchema, keyOf, type KubeObject } from '../objects.js';
 import { KubeTransport } from '../transport.js';
-import { Backoff, defaultBackoff, randomInRange, type BackoffOptions } from '../../time/backoff.js';
+import { Backoff, randomInRange, type BackoffOptions } from '../../time/backoff.js';
+import { KUBE_CACHE_CURVE } from '../../time/curves.js';
 import { listAll } from './list.js';
 import { diffRelist, Store } from './store.js';
 import { runWatch, type StreamEvent, type WatchEnd } from './watch-stream.js';
@@ -33,7 +34,7 @@ export const defaultCacheTuning: CacheTuning = {
   watchTimeoutSecondsRange: [300, 600],
   inactivityMs: 150_000,
   relistIntervalMs: 30 * 60_000,
-  backoff: defaultBackoff,
+  backoff: KUBE_CACHE_CURVE,
   rewatchDelayMs: 250,
   minWatchMs: 1_000,
   pageSize: 500,

@@ -66,8 +66,8 @@ const bindingView = z.looseObject({
 
 /** The gogo-protobuf String() of a metav1.LabelSelector, which this printer shows as is. */
 function goSelectorString(s: {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: z.infer<typeof requirement>[];
+  matchLabels?: Record<string, string> | undefined;
+  matchExpressions?: z.infer<typeof requirement>[] | undefined;
 }): string {
   const labels = Object.keys(s.matchLabels ?? {})
     .sort()

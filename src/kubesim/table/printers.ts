@@ -170,18 +170,19 @@ const series = z.looseObject({ count: optNum, lastObservedTime: optStr }).option
 
 /** The fields printEvent reads, in the internal (core) naming. */
 interface EventFields {
-  firstTimestamp?: string;
-  lastTimestamp?: string;
-  eventTime?: string;
-  count?: number;
-  series?: { count?: number; lastObservedTime?: string };
-  involvedObject?: { kind?: string; name?: string; fieldPath?: string };
-  source?: { component?: string; host?: string };
-  reportingController?: string;
-  reportingInstance?: string;
-  type?: string;
-  reason?: string;
-  message?: string;
+  firstTimestamp?: string | undefined;
+  lastTimestamp?: string | undefined;
+  eventTime?: string | undefined;
+  count?: number | undefined;
+  series?: { count?: number | undefined; lastObservedTime?: string | undefined } | undefined;
+  involvedObject?:
+    { kind?: string | undefined; name?: string | undefined; fieldPath?: string | undefined } | undefined;
+  source?: { component?: string | undefined; host?: string | undefined } | undefined;
+  reportingController?: string | undefined;
+  reportingInstance?: string | undefined;
+  type?: string | undefined;
+  reason?: string | undefined;
+  message?: string | undefined;
 }
 
 const coreEventView = z.looseObject({

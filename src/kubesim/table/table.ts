@@ -70,7 +70,7 @@ export interface TableOptions {
 export interface TableBody {
   kind: 'Table';
   apiVersion: string;
-  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  metadata: { resourceVersion?: string | undefined; continue?: string; remainingItemCount?: number };
   columnDefinitions?: ColumnDefinition[];
   rows: { cells: Cell[]; object: unknown }[];
 }

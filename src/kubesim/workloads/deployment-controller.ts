@@ -2,10 +2,11 @@ import type { Logger } from '../../log/logger.js';
 import type { ResourceHandlers } from '../handlers.js';
 import { resourceKey, statusView, type ResourceDef } from '../resources/registry.js';
 import { ApiError } from '../status.js';
-import { objectKey, type Store, type StoreEvent } from '../store.js';
+import type { Store } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
 import { podReady, rfc3339 } from './pod-status.js';
-import { deleteOwnedPods, deletePod, podNameSuffix, writeOwnerStatus } from './owned-pods.js';
+import { deletePod, podNameSuffix, writeOwnerStatus } from './owned-pods.js';
+import { OwnerController } from './owner-loop.js';
 import { controllerUid, podFromTemplate, TEMPLATE_HASH_LABEL, templateHash } from './pod-template.js';
 import { planRollout, resolveFenceposts, type IntOrPercent, type PlanPod } from './rollout.js';
 
@@ -21,15 +22,10 @@ import { planRollout, resolveFenceposts, type IntOrPercent, type PlanPod } from 
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (isRecord(v) ? v : {});
 
-export class DeploymentController {
+export class DeploymentController extends OwnerController {
   private readonly deploymentsKey: string;
   private readonly podsKey: string;
   private readonly deploymentStatus: ResourceDef;
-  private readonly queued = new Set<string>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private scheduled = false;
-  private unsubscribe: (() => void) | undefined;
-  private stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -40,73 +36,14 @@ export class DeploymentController {
     private readonly readySinceMs: (uid: string) => number | undefined,
     private readonly log: Logger,
   ) {
+    super({ store, handlers, owners: deployments, pods, log, kind: 'deployment' });
     this.deploymentsKey = resourceKey(deployments);
     this.podsKey = resourceKey(pods);
     this.deploymentStatus = statusView(deployments);
   }
 
-  start(): void {
-    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
-    for (const d of this.store.list(this.deploymentsKey)) this.enqueue(objectKey(d));
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
-  }
-
-  private onEvent(ev: StoreEvent): void {
-    if (ev.resource === this.deploymentsKey) {
-      if (ev.type === 'DELETED') {
-        const uid = ev.object.metadata.uid;
-        setImmediate(() => this.collectGarbage(ev.object.metadata.namespace ?? '', uid));
-      } else this.enqueue(objectKey(ev.object));
-      return;
-    }
-    if (ev.resource !== this.podsKey) return;
-    const owner = controllerUid(ev.object);
-    if (!owner) return;
-    const namespace = ev.object.metadata.namespace ?? '';
-    const d = this.store.list(this.deploymentsKey, namespace).find((x) => x.metadata.uid === owner);
-    if (d) this.enqueue(objectKey(d));
-  }
-
-  private enqueue(key: string): void {
-    if (this.stopped) return;
-    this.queued.add(key);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      const keys = [...this.queued];
-      this.queued.clear();
-      for (const k of keys) {
-        try {
-          this.sync(k);
-        } catch (err) {
-          this.log.warn({ deployment: k, err: String(err) }, 'kubesim deployment sync failed');
-        }
-      }
-    });
-  }
-
-  /** Re-sync `key` in `ms` (minReadySeconds running out): one timer per Deployment, the earliest. */
-  private requeueAfter(key: string, ms: number): void {
-    const existing = this.timers.get(key);
-    if (existing) clearTimeout(existing);
-    this.timers.set(
-      key,
-      setTimeout(() => {
-        this.timers.delete(key);
-        this.enqueue(key);
-      }, ms),
-    );
-  }
-
-  private sync(key: string): void {
-    if (this.stopped) return;
+  protected sync(key: string): void {
+    if (this.loop.stopped) return;
     const d = this.store.get(this.deploymentsKey, key);
     if (!d) return;
     const namespace = d.metadata.namespace ?? '';
@@ -166,7 +103,7 @@ export class DeploymentController {
         return;
       }
     }
-    if (nextAvailableInMs !== undefined) this.requeueAfter(key, Math.max(1, nextAvailableInMs + 5));
+    if (nextAvailableInMs !== undefined) this.loop.syncAfter(key, Math.max(1, nextAvailableInMs + 5));
     this.writeStatus(d, replicas, fence.maxUnavailable, newPods, [...newPods, ...oldPods]);
   }
 
@@ -260,9 +197,5 @@ export class DeploymentController {
     ])
       if (status[k] === 0) delete status[k];
     writeOwnerStatus(this.handlers, this.deploymentStatus, d, status);
-  }
-
-  private collectGarbage(namespace: string, uid: string | undefined): void {
-    if (!this.stopped) deleteOwnedPods(this.store, this.handlers, this.pods, namespace, uid);
   }
 }

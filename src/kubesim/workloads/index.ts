@@ -10,7 +10,7 @@ import { KUBESIM_NODE } from './pod-template.js';
 import type { PodRunner } from './runner.js';
 
 export type { PodContainer, PodRunContext, PodRunner, PodVolume } from './runner.js';
-export { startNodeAgent, type NodeAgent, type NodeAgentOptions, type PodNetwork } from './node-agent.js';
+export { startNodeAgent, type NodeAgent, type NodeAgentOptions } from './node-agent.js';
 
 /**
  * kubesim's opt-in process-backed workloads: a Deployment controller creating and rolling Pods

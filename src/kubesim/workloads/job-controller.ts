@@ -2,10 +2,11 @@ import type { Logger } from '../../log/logger.js';
 import type { ResourceHandlers } from '../handlers.js';
 import { resourceKey, statusView, type ResourceDef } from '../resources/registry.js';
 import { ApiError } from '../status.js';
-import { objectKey, type Store, type StoreEvent } from '../store.js';
+import { objectKey, type Store } from '../store.js';
 import { isRecord, type KubeObject } from '../types.js';
 import { rfc3339 } from './pod-status.js';
-import { deleteOwnedPods, deletePod, podNameSuffix, writeOwnerStatus } from './owned-pods.js';
+import { deletePod, podNameSuffix, writeOwnerStatus } from './owned-pods.js';
+import { OwnerController } from './owner-loop.js';
 import { controllerUid, KUBESIM_NODE } from './pod-template.js';
 import { jobVerdict, type JobPodView } from './job-verdict.js';
 
@@ -28,13 +29,10 @@ export function retryDelayMs(failures: number): number {
   return Math.min(10_000 * 2 ** Math.max(0, failures - 1), 360_000);
 }
 
-export class JobController {
+export class JobController extends OwnerController {
   private readonly jobsKey: string;
   private readonly podsKey: string;
   private readonly jobStatus: ResourceDef;
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private unsubscribe: (() => void) | undefined;
-  private stopped = false;
 
   constructor(
     private readonly store: Store,
@@ -43,59 +41,14 @@ export class JobController {
     private readonly pods: ResourceDef,
     private readonly log: Logger,
   ) {
+    super({ store, handlers, owners: jobs, pods, log, kind: 'job' });
     this.jobsKey = resourceKey(jobs);
     this.podsKey = resourceKey(pods);
     this.jobStatus = statusView(jobs);
   }
 
-  start(): void {
-    this.unsubscribe = this.store.subscribe((ev) => this.onEvent(ev));
-    for (const j of this.store.list(this.jobsKey)) this.later(objectKey(j), 0);
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.unsubscribe?.();
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
-  }
-
-  private onEvent(ev: StoreEvent): void {
-    if (ev.resource === this.jobsKey) {
-      if (ev.type === 'DELETED') {
-        const uid = ev.object.metadata.uid;
-        setImmediate(() => this.collectGarbage(ev.object.metadata.namespace ?? '', uid));
-      } else this.later(objectKey(ev.object), 0);
-      return;
-    }
-    if (ev.resource !== this.podsKey) return;
-    const owner = controllerUid(ev.object);
-    if (!owner) return;
-    const namespace = ev.object.metadata.namespace ?? '';
-    const job = this.store.list(this.jobsKey, namespace).find((x) => x.metadata.uid === owner);
-    if (job) this.later(objectKey(job), 0);
-  }
-
-  /** Syncs `key` after `ms` (store listeners run inside the write: never synchronously). */
-  private later(key: string, ms: number): void {
-    if (this.stopped) return;
-    const existing = this.timers.get(key);
-    if (existing) clearTimeout(existing);
-    this.timers.set(
-      key,
-      setTimeout(() => {
-        this.timers.delete(key);
-        try {
-          this.sync(key);
-        } catch (err) {
-          this.log.warn({ job: key, err: String(err) }, 'kubesim job sync failed');
-        }
-      }, ms),
-    );
-  }
-
-  private sync(key: string): void {
-    if (this.stopped) return;
+  protected sync(key: string): void {
+    if (this.loop.stopped) return;
     const job = this.store.get(this.jobsKey, key);
     if (!job) return;
     const namespace = job.metadata.namespace ?? '';
@@ -131,7 +84,7 @@ export class JobController {
     }
     if (status['startTime'] === undefined) this.writeStatus(job, views, now, verdict);
     if (verdict.kind === 'create' && !this.createPod(job)) {
-      this.later(key, Math.min(2000, verdict.deadlineInMs ?? 2000));
+      this.loop.syncAfter(key, Math.min(2000, verdict.deadlineInMs ?? 2000));
       return;
     }
     // One timer per Job: the earlier of the retry and the deadline (a pod event syncs sooner).
@@ -139,7 +92,7 @@ export class JobController {
       verdict.kind === 'wait' ? (verdict.retryInMs ?? Infinity) : Infinity,
       verdict.deadlineInMs ?? Infinity,
     );
-    if (next !== Infinity) this.later(key, Math.max(1, next));
+    if (next !== Infinity) this.loop.syncAfter(key, Math.max(1, next));
   }
 
   /** Creates the next pod; false when it cannot be created yet (its ServiceAccount is missing). */
@@ -242,10 +195,6 @@ export class JobController {
         condition('Failed', verdict.reason, verdict.message),
       ];
     writeOwnerStatus(this.handlers, this.jobStatus, job, status);
-  }
-
-  private collectGarbage(namespace: string, uid: string | undefined): void {
-    if (!this.stopped) deleteOwnedPods(this.store, this.handlers, this.pods, namespace, uid);
   }
 }
 

@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.js';
 import { Backoff } from '../../time/backoff.js';
@@ -38,9 +37,6 @@ import type { PodContainer, PodRunner } from './runner.js';
 type Rec = Record<string, unknown>;
 const rec = (v: unknown): Rec => (isRecord(v) ? v : {});
 
-/** How pods reach each other here: each its own loopback IP, or 127.0.0.1 with a free port per container port. */
-export type PodNetwork = 'pod-ips' | 'host-ports';
-
 export interface NodeAgentOptions {
   kubeConfig: KubeConfig;
   runner: PodRunner;
@@ -50,7 +46,6 @@ export interface NodeAgentOptions {
   schedule?: boolean;
   /** Only pods of these namespaces are bound and run (default: all). */
   namespaces?: readonly string[];
-  network?: PodNetwork;
   /** The token of a pod's ServiceAccount (pods that mount one); none when it throws. */
   serviceAccountToken?: (namespace: string, name: string) => string | Promise<string>;
   /** The kubelet's crash-loop backoff by default: 10 s doubling to 5 min. */
@@ -67,8 +62,6 @@ export interface NodeAgent {
   outputs(): Record<string, string>;
   /** The process of a running pod's container (a test kills it as the OOM killer would). */
   pid(podName: string): number | undefined;
-  /** With host-ports: where a pod's container port (by name or number) listens here. */
-  hostPort(podName: string, port: string | number): number | undefined;
   /** Stops watching, then every process: SIGTERM, SIGKILL after `graceMs`, bounded by `graceMs` + 2 s. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -78,7 +71,6 @@ interface RunningPod {
   namespace: string;
   name: string;
   podIP: string;
-  hostPorts?: ReadonlyMap<string | number, number>;
   container: PodContainer;
   image?: string;
   startTime: string;
@@ -175,11 +167,6 @@ class ProcessNode implements NodeAgent {
     return undefined;
   }
 
-  hostPort(podName: string, port: string | number): number | undefined {
-    for (const run of this.pods.values()) if (run.name === podName) return run.hostPorts?.get(port);
-    return undefined;
-  }
-
   async stop(graceMs = 2000): Promise<void> {
     this.stopped = true;
     await Promise.all(this.caches.map((c) => c.stop()));
@@ -254,7 +241,6 @@ class ProcessNode implements NodeAgent {
   /** A new pod: its IP, its container, its probe; then the process. */
   private admit(pod: KubeObject): void {
     const first = firstContainer(pod);
-    const hostPorts = this.opts.network === 'host-ports';
     const ports = (Array.isArray(first['ports']) ? first['ports'] : []).flatMap((p) => {
       const r = rec(p);
       return typeof r['containerPort'] === 'number'
@@ -270,7 +256,7 @@ class ProcessNode implements NodeAgent {
       uid: pod.metadata.uid ?? '',
       namespace: pod.metadata.namespace ?? '',
       name: pod.metadata.name,
-      podIP: hostPorts ? '127.0.0.1' : this.ips.take(),
+      podIP: this.ips.take(),
       container: {
         name: typeof first['name'] === 'string' ? first['name'] : '',
         ...(Array.isArray(first['command']) ? { command: first['command'].map(String) } : {}),
@@ -297,7 +283,7 @@ class ProcessNode implements NodeAgent {
     };
     this.pods.set(run.uid, run);
     run.launching = true;
-    void this.prepare(run, first, hostPorts).then(
+    void this.prepare(run, first).then(
       () => this.launch(run, pod),
       (err: unknown) => {
         run.launching = false;
@@ -310,19 +296,8 @@ class ProcessNode implements NodeAgent {
     );
   }
 
-  /** Free ports for host-ports, and the readinessProbe's target. */
-  private async prepare(run: RunningPod, first: Rec, hostPorts: boolean): Promise<void> {
-    let ports = run.container.ports;
-    if (hostPorts) {
-      const map = new Map<string | number, number>();
-      for (const p of ports) {
-        const port = await freePort();
-        map.set(p.containerPort, port);
-        if (p.name) map.set(p.name, port);
-      }
-      run.hostPorts = map;
-      ports = ports.map((p) => ({ ...p, containerPort: map.get(p.containerPort) ?? p.containerPort }));
-    }
+  /** The readinessProbe's target at the pod's IP. */
+  private async prepare(run: RunningPod, first: Rec): Promise<void> {
     if (first['readinessProbe'] === undefined) return;
     const parsed = probeSchema.safeParse(first['readinessProbe']);
     if (!parsed.success) {
@@ -330,17 +305,13 @@ class ProcessNode implements NodeAgent {
       return;
     }
     const probe = parsed.data;
-    const handler = probe.httpGet ?? probe.tcpSocket;
-    // A numeric probe port names a container port: with host-ports, where it listens here.
-    if (handler && typeof handler.port === 'number' && run.hostPorts?.has(handler.port))
-      handler.port = run.hostPorts.get(handler.port)!;
     const max = this.opts.maxProbePeriodMs;
     if (max !== undefined) {
       probe.periodSeconds = Math.min(probe.periodSeconds, Math.max(1, Math.floor(max / 1000)));
       probe.initialDelaySeconds = 0;
     }
     run.probe = probe;
-    const target = probeTarget(probe, run.podIP, ports);
+    const target = probeTarget(probe, run.podIP, run.container.ports);
     if ('problem' in target) run.probeProblem = target.problem;
     else run.target = target;
   }
@@ -434,7 +405,6 @@ class ProcessNode implements NodeAgent {
         container: run.container,
         pod,
         volumes,
-        ...(run.hostPorts ? { hostPorts: run.hostPorts } : {}),
         ...(token !== undefined ? { serviceAccountToken: token } : {}),
       });
     } catch (err) {
@@ -610,7 +580,7 @@ class ProcessNode implements NodeAgent {
     clearTimeout(run.probeTimer);
     clearTimeout(run.killTimer);
     clearTimeout(run.restartTimer);
-    if (this.opts.network !== 'host-ports') this.ips.release(run.podIP);
+    this.ips.release(run.podIP);
     await run.writes;
     await this.api.remove(run.namespace, run.name, run.uid);
   }
@@ -687,16 +657,4 @@ function graceSeconds(pod: KubeObject): number {
 
 function signalNumber(signal: NodeJS.Signals | null): number {
   return signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : signal === 'SIGINT' ? 2 : 0;
-}
-
-/** A port nothing listens on now (the OS's choice), for a container port under host-ports. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

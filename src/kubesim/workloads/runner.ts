@@ -29,10 +29,8 @@ export interface PodRunContext {
   namespace: string;
   name: string;
   uid: string;
-  /** The loopback address the node agent gave the pod (127.0.1.x upwards; 127.0.0.1 with hostPorts): listen there. */
+  /** The loopback address the node agent gave the pod (127.0.1.x upwards): listen there. */
   podIP: string;
-  /** With the agent's host-ports network: container port (by name and by number) → the loopback port it listens on. */
-  hostPorts?: ReadonlyMap<string | number, number>;
   /** The first container of the pod's spec (kubesim runs one container per pod). */
   container: PodContainer;
   /** The Pod as stored when it was started (volumes, annotations, ... for the runner to map). */

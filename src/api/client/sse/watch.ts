@@ -2,31 +2,28 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { silentLogger, type Logger } from '../../../log/logger.js';
 import { applyJitter, baseDelay } from '../../../time/backoff.js';
+import { SSE_RECONNECT_CURVE, withBounds, type CurveBounds } from '../../../time/curves.js';
 import { ApiError, ApiResponseError } from '../errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../retry.js';
 import { SERVICE_VERSION } from '../transport.js';
 import { SseParser, type SseMessage } from './parser.js';
 
-export interface ReconnectPolicy {
-  /** First reconnect delay ceiling; doubles with each consecutive failure. */
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
+/** `initialMs`: the first reconnect delay's ceiling; doubles with each consecutive failure up to `maxMs`. */
+export type ReconnectPolicy = CurveBounds;
 
-export const DEFAULT_RECONNECT: ReconnectPolicy = { baseDelayMs: 250, maxDelayMs: 30_000 };
+export const DEFAULT_RECONNECT: ReconnectPolicy = {
+  initialMs: SSE_RECONNECT_CURVE.initialMs,
+  maxMs: SSE_RECONNECT_CURVE.maxMs,
+};
 
 /**
  * Delay before reconnect number `attempt` (1-based): exponential with "equal jitter", i.e. a
  * random value in [ceiling/2, ceiling], so consecutive reconnects never collapse to zero.
  */
 export function reconnectDelayMs(policy: ReconnectPolicy, attempt: number, random = Math.random): number {
-  const ceiling = baseDelay(Math.max(0, attempt - 1), {
-    initialMs: policy.baseDelayMs,
-    maxMs: policy.maxDelayMs,
-    jitter: 0.5,
-    resetAfterMs: Number.MAX_SAFE_INTEGER,
-  });
-  return applyJitter(ceiling, 0.5, 1 - random());
+  const curve = withBounds(SSE_RECONNECT_CURVE, policy);
+  const ceiling = baseDelay(Math.max(0, attempt - 1), curve);
+  return applyJitter(ceiling, curve.jitter, 1 - random());
 }
 
 export interface SseWatchOptions {

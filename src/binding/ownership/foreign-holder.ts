@@ -5,8 +5,8 @@ import {
   OPERATOR_NAMESPACE_LABEL,
   ROLE_LABEL,
   type InstallIdentity,
-} from '../../binding/identity.js';
-import { servedEndpointIds } from '../../binding/service-format.js';
+} from '../identity.js';
+import { servedEndpointIds } from '../service-format.js';
 import type { Service } from '../../kube/objects.js';
 
 /**

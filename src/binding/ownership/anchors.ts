@@ -1,7 +1,7 @@
-import type { Service } from '../kube/objects.js';
-import { parseEndpointUrl } from './endpoint-url.js';
-import { ALIAS_ANNOTATION, ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from './identity.js';
-import type { PlanAction } from './types.js';
+import type { Service } from '../../kube/objects.js';
+import { parseEndpointUrl } from '../endpoint-url.js';
+import { ALIAS_ANNOTATION, ENDPOINT_URL_ANNOTATION, ROLE_INTERNAL, ROLE_LABEL } from '../identity.js';
+import type { PlanAction } from '../types.js';
 
 /**
  * Ownership anchored where tenants cannot write (docs/projection.md "Ownership"). Our labels can
@@ -24,7 +24,8 @@ export interface Anchored {
  */
 export type RecordedInternal = ReadonlySet<string> | undefined;
 
-function isInternal(s: Service, operatorNamespace: string): boolean {
+/** An internal Service by place and role label (whether it is ours is the proofs' question). */
+export function isInternal(s: Service, operatorNamespace: string): boolean {
   return s.metadata.namespace === operatorNamespace && s.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
 }
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { ConfigMap } from '../kube/objects.js';
-import { hostPortProblem } from '../net/host-port.js';
-import { isOwnedBy, ownershipLabels, ROLE_LABEL, type InstallIdentity } from './identity.js';
+import type { ConfigMap } from '../../kube/objects.js';
+import { hostPortProblem } from '../../net/host-port.js';
+import { ROLE_LABEL, type InstallIdentity } from '../identity.js';
+import { isOwnedBy, ownershipLabels } from './labels.js';
 
 /**
  * The install record: one ConfigMap in the operator namespace that only the controller writes
@@ -33,6 +34,20 @@ export const MAX_RECORDED_INTERNAL_SERVICES = 20_000;
  */
 export const INTENTS_KEY = 'intents';
 
+/** The role label value that, with the ownership labels, marks the install record. */
+export const INSTALL_RECORD_ROLE = 'install-record';
+
+/**
+ * Whether a ConfigMap is this install's record: all ownership labels and the record's role. One
+ * without them proves nothing and is never overwritten (someone else created it first).
+ */
+export function isInstallRecordOf(
+  cm: { metadata: { labels?: Record<string, string> | undefined } },
+  id: InstallIdentity,
+): boolean {
+  return isOwnedBy(cm, id) && cm.metadata.labels?.[ROLE_LABEL] === INSTALL_RECORD_ROLE;
+}
+
 /** `<release>-install`: the ConfigMap's name. */
 export function installRecordName(id: InstallIdentity): string {
   return `${id.release}-install`;
@@ -40,8 +55,8 @@ export function installRecordName(id: InstallIdentity): string {
 
 export interface InstallRecord {
   /** `host:port` of the binding ingress; undefined while the controller has not registered. */
-  ingressAddress?: string;
-  operatorId?: string;
+  ingressAddress?: string | undefined;
+  operatorId?: string | undefined;
   /** Uids of the internal Services the controller created; undefined: never recorded (an upgrade). */
   internalServices?: readonly string[];
   /** `namespace/name` of the Services the leader is about to create (write-ahead entries). */
@@ -69,7 +84,7 @@ export function installRecordConfigMap(id: InstallIdentity, record: InstallRecor
     metadata: {
       name: installRecordName(id),
       namespace: id.operatorNamespace,
-      labels: { ...ownershipLabels(id), 'endpoint-binder.io/role': 'install-record' },
+      labels: { ...ownershipLabels(id), [ROLE_LABEL]: INSTALL_RECORD_ROLE },
     },
     data,
   };
@@ -171,7 +186,7 @@ export function recordedInternalOf(
   id: InstallIdentity,
 ): { uids: ReadonlySet<string> | undefined; problem?: string } {
   if (cm === undefined) return { uids: undefined };
-  if (!isOwnedBy(cm, id) || cm.metadata.labels?.[ROLE_LABEL] !== 'install-record')
+  if (!isInstallRecordOf(cm, id))
     return {
       uids: new Set(),
       problem: `ConfigMap ${cm.metadata.name} lacks this install's labels; its ${INTERNAL_SERVICES_KEY} is ignored and no internal Service counts`,

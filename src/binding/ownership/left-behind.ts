@@ -1,4 +1,4 @@
-import type { Service } from '../kube/objects.js';
+import type { Service } from '../../kube/objects.js';
 import {
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
@@ -6,8 +6,8 @@ import {
   ROLE_ALIAS,
   ROLE_LABEL,
   STATE_LABEL,
-} from './identity.js';
-import { servedEndpointIds } from './service-format.js';
+} from '../identity.js';
+import { servedEndpointIds } from '../service-format.js';
 
 /**
  * Aliases left behind (docs/controller.md "Ownership"): Services outside the operator namespace

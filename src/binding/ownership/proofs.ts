@@ -1,24 +1,13 @@
-import type { ConfigMap, Service } from '../kube/objects.js';
-import { anchorOwned, namedAliases, type Anchored, type RecordedInternal } from './anchors.js';
-import { isOwnedBy, ROLE_INTERNAL, ROLE_LABEL, type InstallIdentity } from './identity.js';
-import type { PlanAction } from './types.js';
-import { parseRecordedIntents, recordedInternalOf } from './install-record.js';
+import type { ConfigMap, Service } from '../../kube/objects.js';
+import { anchorOwned, isInternal, namedAliases, type Anchored, type RecordedInternal } from './anchors.js';
+import type { InstallIdentity } from '../identity.js';
+import type { PlanAction } from '../types.js';
+import { isInstallRecordOf, parseRecordedIntents, recordedInternalOf } from './install-record.js';
 
 /**
- * The front door of ownership (docs/controller.md "Ownership"): is this Service ours, and how do
- * we know. Pure. Three proofs, all anchored where only the controller writes:
- *  1. its uid is listed in the install record (`internal-services`), or, for an alias, recorded on
- *     an internal Service proven by 1 (`endpoint-binder.io/alias`);
- *  2. its `namespace/name` is a write-ahead entry of the install record (`intents`), written
- *     before the create: a leader killed between a create and recording the uid leaves a Service
- *     its successor still proves;
- *  3. this process created or updated that very object (same uid).
- * Labels alone prove nothing. A labelled Service with none of these is `unproven`: left alone,
- * but its forwarder ports stay held (no other URL gets them while it names them).
+ * The proofs that a labelled Service is ours (the list is in index.ts, the door), the
+ * write-ahead entries' lifetime, and what is said of a Service that proves nothing. Pure.
  */
-
-export { anchorOwned, namedAliases, withCreatedAliases } from './anchors.js';
-export type { Anchored, RecordedInternal } from './anchors.js';
 
 /** What the install record says about ownership, as one value. */
 export interface OwnershipRecord {
@@ -36,7 +25,7 @@ export function recordedOwnershipOf(cm: ConfigMap | undefined, id: InstallIdenti
   const problems: string[] = internal.problem !== undefined ? [internal.problem] : [];
   let intents: ReadonlySet<string> = new Set();
   // A record that is not this install's proves nothing (recordedInternalOf says so already).
-  if (cm !== undefined && isOwnedBy(cm, id) && cm.metadata.labels?.[ROLE_LABEL] === 'install-record') {
+  if (cm !== undefined && isInstallRecordOf(cm, id)) {
     const parsed = parseRecordedIntents(cm);
     if (parsed.ok) intents = new Set(parsed.keys);
     else problems.push(parsed.message);
@@ -93,10 +82,7 @@ export function resolvedIntents(input: IntentResolutionInput): {
       continue;
     }
     if (!trustedKeys.has(key) || live.metadata.uid === undefined) continue;
-    const internal =
-      live.metadata.namespace === input.operatorNamespace &&
-      live.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL;
-    if (internal || named.get(key)?.has(live.metadata.uid)) remove.push(key);
+    if (isInternal(live, input.operatorNamespace) || named.get(key)?.has(live.metadata.uid)) remove.push(key);
   }
   return { remove: remove.sort(), absentSince };
 }
