@@ -44,12 +44,18 @@ async function upstream(): Promise<void> {
   process.stdout.write(JSON.stringify({ echo: await listen(echo), sink: await listen(sink) }) + '\n');
 }
 
+/** The mock ingress's v2 stream window, when the bench asks for one (BENCH_H2_WINDOW, bytes). */
+function h2Window(): { h2_window_bytes?: number } {
+  const w = Number(process.env['BENCH_H2_WINDOW'] ?? '');
+  return Number.isInteger(w) && w > 0 ? { h2_window_bytes: w } : {};
+}
+
 async function ingress(): Promise<void> {
   const api = await startMockApi({
     config: {
       accounts: [{ id: 'bench', api_keys: [BENCH_API_KEY], authtokens: [BENCH_AUTHTOKEN] }],
       rate_limit: { requests: 1_000_000, window_seconds: 60 },
-      ingress: { max_connections: 20_000 },
+      ingress: { max_connections: 20_000, ...h2Window() },
     },
     ingress: {},
   });
@@ -61,7 +67,13 @@ async function ingressTls(): Promise<void> {
     config: {
       accounts: [{ id: 'bench', api_keys: [BENCH_API_KEY], authtokens: [BENCH_AUTHTOKEN] }],
       rate_limit: { requests: 1_000_000, window_seconds: 60 },
-      ingress: { max_connections: 20_000, tls: true, max_handshakes: 4096, max_handshakes_per_source: 4096 },
+      ingress: {
+        ...h2Window(),
+        max_connections: 20_000,
+        tls: true,
+        max_handshakes: 4096,
+        max_handshakes_per_source: 4096,
+      },
     },
     ingress: {},
   });

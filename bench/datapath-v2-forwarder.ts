@@ -39,6 +39,7 @@ export interface ForwarderPartArgs {
   mib: number;
   idle: number;
   only?: string | undefined;
+  ingressWindow?: number | undefined;
   apiKey: string;
   authtoken: string;
 }
@@ -71,7 +72,11 @@ function log(line: string): void {
 async function ingressRole(role: 'ingress' | 'ingress-tls', a: ForwarderPartArgs) {
   return spawnJson(
     ['bench/datapath-roles.ts', role],
-    { BENCH_API_KEY: a.apiKey, BENCH_AUTHTOKEN: a.authtoken },
+    {
+      BENCH_API_KEY: a.apiKey,
+      BENCH_AUTHTOKEN: a.authtoken,
+      ...(a.ingressWindow ? { BENCH_H2_WINDOW: String(a.ingressWindow) } : {}),
+    },
     (o) =>
       typeof o['ingress'] === 'string'
         ? { api: o['api'] as string, ingress: o['ingress'], ca: typeof o['ca'] === 'string' ? o['ca'] : '' }

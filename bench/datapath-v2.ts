@@ -53,6 +53,8 @@ const Args = z.object({
   ttfb: z.coerce.number().int().min(10).max(10_000).default(100),
   /** forwarder part: only the paths whose label matches (a regular expression), e.g. `v2 tls`. */
   only: z.string().min(1).optional(),
+  /** forwarder part: the mock ingress's per-stream window (`h2_window_bytes`, default its own 1 MiB). */
+  'ingress-window': z.coerce.number().int().min(65_535).max(2_147_483_647).optional(),
 });
 const args = parseBenchArgs('bench/datapath-v2.ts', Args);
 
@@ -218,7 +220,12 @@ async function dialerPart(): Promise<void> {
 try {
   await (args.part === 'dialer'
     ? dialerPart()
-    : forwarderPart({ ...args, apiKey: API_KEY, authtoken: AUTHTOKEN }));
+    : forwarderPart({
+        ...args,
+        ingressWindow: args['ingress-window'],
+        apiKey: API_KEY,
+        authtoken: AUTHTOKEN,
+      }));
 } finally {
   for (const c of children) c.kill('SIGKILL');
 }

@@ -160,30 +160,18 @@ export class IngressV2Pool {
       const servername = tls ? (tls.servername ?? (isIP(host) ? undefined : host)) : undefined;
       const session = h2connect(authority, {
         settings: { initialWindowSize: window },
-        ...(tls
-          ? {
-              createConnection: () => {
-                // Over a TCP socket of our own: a TLSSocket destroyed during the handshake (a
-                // refused certificate) can leave the connection it opened itself up.
-                raw = tcpConnect({ host, port });
-                raw.on('error', () => undefined);
-                const o: ConnectionOptions = {
-                  socket: raw,
-                  host,
-                  ALPNProtocols: [ALPN_H2],
-                  ...(tls.secureContext
-                    ? { secureContext: tls.secureContext }
-                    : tls.ca
-                      ? { ca: tls.ca }
-                      : {}),
-                  ...(servername ? { servername } : {}),
-                  rejectUnauthorized: tls.rejectUnauthorized ?? true,
-                };
-                socket = tlsConnect(o);
-                return socket;
-              },
-            }
-          : {}),
+        createConnection: () => {
+          raw = tcpConnect({ host, port });
+          // No Nagle: a stream's DATA right behind its HEADERS would otherwise wait for the ACK
+          // of the HEADERS (delayed up to 40 ms by the peer), and the first byte with it.
+          raw.setNoDelay(true);
+          if (!tls) return raw;
+          // TLS over a TCP socket of our own: a TLSSocket destroyed during the handshake (a
+          // refused certificate) can leave the connection it opened itself up.
+          raw.on('error', () => undefined);
+          socket = tlsConnect(tlsOptions(raw, host, tls, servername));
+          return socket;
+        },
       });
       const pooled: Pooled = { session, active: 0, usable: true };
       const timer = setTimeout(
@@ -338,6 +326,22 @@ export class IngressV2Pool {
     response.catch(() => undefined);
     return { stream, response };
   }
+}
+
+function tlsOptions(
+  raw: Socket,
+  host: string,
+  tls: IngressTlsOptions,
+  servername: string | undefined,
+): ConnectionOptions {
+  return {
+    socket: raw,
+    host,
+    ALPNProtocols: [ALPN_H2],
+    ...(tls.secureContext ? { secureContext: tls.secureContext } : tls.ca ? { ca: tls.ca } : {}),
+    ...(servername ? { servername } : {}),
+    rejectUnauthorized: tls.rejectUnauthorized ?? true,
+  };
 }
 
 /** REFUSED_STREAM: the ingress did not process the stream (RFC 9113 §8.7); safe to retry anywhere. */

@@ -65,6 +65,8 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
   const server = createServer({
     settings: { maxConcurrentStreams: opts.maxConcurrentStreams, initialWindowSize: opts.windowBytes },
   });
+  // No Nagle: the 200's HEADERS and the first DATA behind it go out at once (as v1's sockets do).
+  server.on('connection', (socket: Socket) => socket.setNoDelay(true));
   server.on('session', (session: Http2Session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
