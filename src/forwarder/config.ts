@@ -83,8 +83,8 @@ export const ForwarderConfig = z
         sessions: z.number().int().min(1).max(64).default(2),
         /**
          * v2: flow-control window per stream, bytes (a session's is sixteen times it): what one
-         * stream may have in flight, so throughput per stream at most this per round trip (4 MiB at
-         * 50 ms: ~80 MiB/s), and what a client that stops reading can leave buffered here.
+         * stream may have in flight, so throughput per stream at most this per round trip (512 KiB
+         * at 50 ms: ~10 MiB/s), and what a client that stops reading can leave buffered here.
          */
         streamWindowBytes: z
           .number()

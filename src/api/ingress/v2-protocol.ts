@@ -19,10 +19,14 @@ export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin
 
 /**
  * Flow-control window per stream, bytes, by default (both sides): what one stream may have in
- * flight, so at most this per round trip (4 MiB at 50 ms: ~80 MiB/s), and what a reader that
- * stops reading can leave buffered in the receiver for its stream.
+ * flight, so at most this per round trip (512 KiB at 50 ms: ~10 MiB/s), and what a reader that
+ * stops reading can leave buffered in the receiver for its stream. Kept at 512 KiB, not sized for
+ * throughput: 4 MiB let one client that never reads pin 4 MiB of the forwarder
+ * (test/forwarder/datapath.test.ts "propagates backpressure…" holds it under 1 MiB), and a
+ * port's share of non-reading clients pin 2 GiB; raise `ingress.streamWindowBytes` where clients
+ * are trusted to read and round trips are long.
  */
-export const DEFAULT_STREAM_WINDOW = 4 * 1024 * 1024;
+export const DEFAULT_STREAM_WINDOW = 512 * 1024;
 
 /**
  * A session's (connection) window for a stream window: room for 16 streams at full speed. It bounds
