@@ -293,16 +293,19 @@ quotes, commas or newlines they hold.
 
 {{/*
 The forwarder's resources; without a memory limit of its own, one that follows the connection cap
-and the transport: 128 MiB plus, per connection of limits.maxConnections (default 10000), 40 KiB
-over TLS or 8 KiB over plain TCP (BENCHMARKS.md: an idle TLS connection costs the forwarder about
-36 KiB, a plain one about a fifth of that).
+and the transport: 128 MiB plus, per connection of limits.maxConnections (default 10000), 64 KiB
+over TLS (either protocol: `auto` falls back to v1), 32 KiB over plain TCP where v2 may carry it
+(`auto`, `v2`), 8 KiB over plain v1. BENCHMARKS.md "#27: round 2", 2,000 idle connections held:
+v1 TLS 60.1 KiB, v2 TLS 31.2 KiB, v2 plain 24.6 KiB each; v1 plain about a fifth of v1 TLS.
 */}}
 {{- define "endpoint-binder.forwarderResources" -}}
 {{- $r := deepCopy (.Values.forwarder.resources | default dict) -}}
 {{- $limits := $r.limits | default dict -}}
 {{- if not $limits.memory -}}
 {{- $conns := int (.Values.forwarder.limits.maxConnections | default 10000) -}}
-{{- $perConnKiB := ternary 40 8 (.Values.bindings.ingress.tls | default false) -}}
+{{- $tls := .Values.bindings.ingress.tls | default false -}}
+{{- $plainV1 := eq (.Values.forwarder.ingressProtocol | default "auto") "v1" -}}
+{{- $perConnKiB := ternary 64 (ternary 8 32 $plainV1) $tls -}}
 {{- $mi := add 128 (div (add (mul $conns $perConnKiB) 1023) 1024) -}}
 {{- $_ := set $limits "memory" (printf "%dMi" (int $mi)) -}}
 {{- $_ := set $r "limits" $limits -}}
