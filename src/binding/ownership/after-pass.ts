@@ -53,7 +53,12 @@ export function ownershipAfterPass(p: AfterPassInput): AfterPass {
   const deleted = new Set<string>();
   for (const out of p.outcomes) {
     if (out.result === 'deleted') {
-      if (out.deleted.metadata.uid) deleted.add(out.deleted.metadata.uid);
+      // A delete that finalizers hold leaves the Service in place (deletionTimestamp set) until
+      // they let go: it stays listed while it is there, so no pass sees our own Service unlisted
+      // (distrusted) while it waits; once gone, the absence grace unlists it.
+      const finalizers: unknown = out.deleted.metadata['finalizers'];
+      const held = Array.isArray(finalizers) && finalizers.length > 0;
+      if (out.deleted.metadata.uid && !held) deleted.add(out.deleted.metadata.uid);
       presentByKey.delete(out.key);
       trustedByKey.delete(out.key);
     }
