@@ -227,32 +227,26 @@ spec: {type: NodePort, ports: [{port: 80}]}
       expect(got.stdout).toContain('Fail');
       expect(got.stdout).toContain('"app.kubernetes.io/managed-by":"Helm"');
 
-      const refused = await kubectl([
-        'create',
-        'service',
-        'clusterip',
-        'helm-web',
-        '--tcp=80:8080',
-        '-n',
-        'apps',
-        `--as=${CONTROLLER}`,
-      ]);
+      // The same create as the controller, before and after the fence is uninstalled.
+      const createAsController = () =>
+        kubectl([
+          'create',
+          'service',
+          'clusterip',
+          'helm-web',
+          '--tcp=80:8080',
+          '-n',
+          'apps',
+          `--as=${CONTROLLER}`,
+        ]);
+      const refused = await createAsController();
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain(
         `services "helm-web" is forbidden: ValidatingAdmissionPolicy 'eb-fence' with binding 'eb-fence' denied request: services must carry app.kubernetes.io/managed-by=endpoint-binder`,
       );
       const uninstalled = await helm(['uninstall', 'eb', '-n', 'ops', '--wait']);
       expect(uninstalled.code).toBe(0);
-      const after = await kubectl([
-        'create',
-        'service',
-        'clusterip',
-        'helm-web',
-        '--tcp=80:8080',
-        '-n',
-        'apps',
-        `--as=${CONTROLLER}`,
-      ]);
+      const after = await createAsController();
       expect(after.stdout.trim()).toBe('service/helm-web created');
     },
   );

@@ -52,14 +52,21 @@ async function until<T>(what: string, read: () => Promise<T | undefined>, ms = 3
   return (await pollUntil(what, read, (v) => v !== undefined, { timeoutMs: ms, intervalMs: 100 })) as T;
 }
 
+/** kubesim running Jobs with the test's pod runner, and the clients the tests use. */
+async function startJobs(): Promise<{ batch: BatchV1Api; core: CoreV1Api }> {
+  sim = await startKubesim({ podRunner: runner, runJobs: true });
+  return {
+    batch: sim.kubeConfig().makeApiClient(BatchV1Api),
+    core: sim.kubeConfig().makeApiClient(CoreV1Api),
+  };
+}
+
 describe('kubesim Job controller', () => {
   it(
     'a pod that exits 0 completes the Job; one that fails beyond backoffLimit fails it with its output',
     { timeout: budget(60_000) },
     async () => {
-      sim = await startKubesim({ podRunner: runner, runJobs: true });
-      const batch = sim.kubeConfig().makeApiClient(BatchV1Api);
-      const core = sim.kubeConfig().makeApiClient(CoreV1Api);
+      const { batch, core } = await startJobs();
       await batch.createNamespacedJob({
         namespace: 'default',
         body: job('ok', [
@@ -93,9 +100,7 @@ describe('kubesim Job controller', () => {
     'a Secret the env needs that does not exist holds the pod in CreateContainerConfigError',
     { timeout: budget(60_000) },
     async () => {
-      sim = await startKubesim({ podRunner: runner, runJobs: true });
-      const batch = sim.kubeConfig().makeApiClient(BatchV1Api);
-      const core = sim.kubeConfig().makeApiClient(CoreV1Api);
+      const { batch, core } = await startJobs();
       await batch.createNamespacedJob({
         namespace: 'default',
         body: job('needs-secret', [
