@@ -6,6 +6,8 @@ import { CoordinationV1Api, CoreV1Api, type V1Service } from '@kubernetes/client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_ID_ANNOTATION, STATE_LABEL } from '../../src/binding/identity.js';
 import {
+  installRecordName,
+  INTERNAL_SERVICES_KEY,
   ownershipLabels,
   ownershipSelector,
   ROLE_ALIAS,
@@ -624,5 +626,56 @@ describe.skipIf(skip !== undefined)('the product on a real kube-apiserver', () =
       }
     },
     budget(300_000),
+  );
+  it(
+    "a delete another controller's finalizer holds keeps the internal Service listed as ours until it is gone",
+    async () => {
+      const ep = await t.mock.client.endpoints.create({
+        url: `tcp://held.${APPS}:7000`,
+        bindings: ['kubernetes'],
+        upstream_url: t.echoUpstream,
+      });
+      const internalOf = async (): Promise<V1Service | undefined> =>
+        (await owned()).find(
+          (s) =>
+            s.metadata?.annotations?.[ENDPOINT_ID_ANNOTATION] === ep.id &&
+            s.metadata.labels?.[ROLE_LABEL] === ROLE_INTERNAL,
+        );
+      const listed = async (): Promise<string> =>
+        (
+          await core.readNamespacedConfigMap({
+            namespace: NAMESPACE,
+            name: installRecordName({ release: RELEASE, operatorNamespace: NAMESPACE }),
+          })
+        ).data?.[INTERNAL_SERVICES_KEY] ?? '';
+      const internal = await waitFor('the internal Service of held', internalOf, {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      });
+      const { name, uid } = internal.metadata!;
+      await waitFor(`its uid ${uid} in the install record`, async () =>
+        (await listed()).includes(uid!) ? true : undefined,
+      );
+      const path = `/api/v1/namespaces/${NAMESPACE}/services/${name}`;
+      const hold = await t.cluster.fetch('PATCH', path, { metadata: { finalizers: ['example.com/hold'] } });
+      expect(hold.status, 'the admin adds a finalizer').toBe(200);
+      try {
+        await t.mock.client.endpoints.delete(ep.id);
+        await waitFor('the delete accepted and held', async () =>
+          (await internalOf())?.metadata?.deletionTimestamp ? true : undefined,
+        );
+        // Resyncs run every 10 s: two of them pass while the Service waits, and it stays listed.
+        await new Promise((r) => setTimeout(r, 21_000));
+        expect(await internalOf(), 'still there, held by the finalizer').toBeDefined();
+        expect(await listed(), `uid ${uid} of the held Service`).toContain(uid!);
+      } finally {
+        const release = await t.cluster.fetch('PATCH', path, { metadata: { finalizers: null } });
+        expect(release.status, 'the admin removes the finalizer').toBe(200);
+      }
+      await waitFor('the held Service gone once the finalizer is removed', async () =>
+        (await internalOf()) ? undefined : true,
+      );
+    },
+    budget(120_000),
   );
 });
