@@ -238,6 +238,9 @@ export class ForwardedConnection {
     const deadline = dialStart + ctx.limits.prefaceTimeoutMs;
     const source = plainIp(this.client.remoteAddress);
     const sourceInfo = source ? { ip: source } : undefined;
+    // After a push-back (the ingress had too many handshakes from this pod) the client asks again
+    // at once, at the front of its port's queue: the gate's turns are its backoff.
+    let pushedBack = false;
     for (;;) {
       const ingress = ctx.ingress();
       if (!ingress) {
@@ -248,7 +251,7 @@ export class ForwardedConnection {
         return;
       }
       const waitStart = performance.now();
-      const ticket = await ctx.gate.acquire(ctx.port, source ?? '', signal, deadline - waitStart);
+      const ticket = await ctx.gate.acquire(ctx.port, source ?? '', signal, deadline - waitStart, pushedBack);
       if (this.outcome) {
         ticket?.release();
         return;
@@ -294,8 +297,11 @@ export class ForwardedConnection {
         this.ticket = undefined;
         this.dropUpstream(upstream);
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
-        ticket.handshakeDone(!tooManyHandshakes(e));
+        pushedBack = tooManyHandshakes(e);
+        ticket.handshakeDone(!pushedBack);
         ticket.release();
+        // A push-back says "not now" to this pod's burst, not "this dial failed": not an attempt.
+        if (pushedBack) this.attempts--;
         if (this.outcome) return; // torn down meanwhile (drain over, stop): not a refusal
         ctx.metrics.dialSeconds.observe({ result: e.code }, (performance.now() - t0) / 1000);
         ctx.metrics.refusals.inc({ code: e.code });
@@ -315,7 +321,7 @@ export class ForwardedConnection {
           this.refuse(e.fromIngress ? 'refused' : 'dial_failed');
           return;
         }
-        await sleep(d.delayMs, signal.toAbortSignal());
+        if (!pushedBack) await sleep(d.delayMs, signal.toAbortSignal());
         if (this.outcome) return;
         continue;
       }

@@ -1,4 +1,5 @@
 import type { CancelSignal } from '../api/ingress/cancel.js';
+import { DialWindow } from './dial-window.js';
 
 /**
  * Admission to the binding ingress, shared fairly between ports (one endpoint never costs
@@ -16,22 +17,14 @@ import type { CancelSignal } from '../api/ingress/cancel.js';
  * Waiting clients queue per port, and turns go round-robin over the ports with someone waiting:
  * 400 clients of a broken endpoint queue behind each other, not in front of the next endpoint's
  * first client. A client that needs another attempt (ERR_730/731 and other transient refusals)
- * asks again and joins the back of its own port's queue.
+ * asks again and joins the back of its own port's queue; one the ingress refused for having too
+ * many handshakes from us (a push-back) asks again at the front of its own port's queue: its dial
+ * was turned away for our burst, not for its own endpoint, so it keeps its turn (in the round over
+ * the ports, like any other).
  */
 
-/**
- * The handshake window follows the round trip: a turn lasts a handshake (two round trips over
- * TLS), so a fixed number of turns caps the dial rate at turns / handshake time (64 turns at
- * 200 ms RTT: 160 dials/s). The window starts at INITIAL_WINDOW turns (or the configured maximum
- * when smaller), grows by one turn per handshake completed while clients wait (doubling per
- * round trip), up to `limits.maxConcurrentDials`, and shrinks by a quarter, never below where it
- * started, when the ingress says it has too many handshakes from us (ERR_742, ERR_743, or a close
- * during the TLS handshake); after the first cut it grows by an eighth of a turn per handshake
- * (an eighth of itself per round trip), so it settles just under the ingress's budget.
- * Like TCP's congestion window: the ingress's own per-source handshake budget is found, not
- * configured, and a window never does worse than the fixed 64 turns it replaces.
- */
-export const INITIAL_WINDOW = 64;
+/** The handshake window (how many turns at once) is learnt: dial-window.ts. */
+export { INITIAL_WINDOW } from './dial-window.js';
 
 /** What a granted client holds; both calls are idempotent. */
 export interface DialTicket {
@@ -62,13 +55,8 @@ interface PortState {
 
 export class DialGate {
   private handshakes = 0;
-  /** Turns allowed now (the congestion window; see INITIAL_WINDOW). */
-  private window: number;
-  /** Growing by doubling until the ingress first pushed back. */
-  private slowStart = true;
-  /** Turns granted so far, and the count before which another push-back does not cut again. */
-  private granted = 0;
-  private noCutBefore = 0;
+  /** Turns allowed now (the congestion window, learnt from the ingress's push-backs). */
+  private readonly window: DialWindow;
   /**
    * Every port that asked, in the order they first did: the round's order. Kept when idle (a
    * port dropped and added again would jump the round), bounded by the allocated ports.
@@ -80,12 +68,12 @@ export class DialGate {
   private queued = 0;
 
   constructor(private readonly limits: FairGateLimits) {
-    this.window = Math.min(INITIAL_WINDOW, limits.maxConcurrentDials);
+    this.window = new DialWindow(limits.maxConcurrentDials);
   }
 
   /** Handshake turns allowed now. */
   get turns(): number {
-    return Math.floor(this.window);
+    return this.window.turns;
   }
 
   /** Handshakes running now. */
@@ -106,13 +94,15 @@ export class DialGate {
   /**
    * Resolves with a ticket once the client may dial, or undefined when `signal` aborts or
    * `timeoutMs` passes first (it is then out of the queue: a client gone while queued is never
-   * dialled). Release the ticket exactly once the connection is over.
+   * dialled). Release the ticket exactly once the connection is over. `first`: a retry after a
+   * push-back, queued at the front of its port's queue.
    */
   acquire(
     port: number,
     source: string,
     signal: CancelSignal,
     timeoutMs: number,
+    first = false,
   ): Promise<DialTicket | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     const state = this.portState(port);
@@ -141,7 +131,8 @@ export class DialGate {
       };
       const timer = setTimeout(onGiveUp, Math.max(1, Math.round(timeoutMs)));
       signal.addEventListener('abort', onGiveUp, { once: true });
-      state.queue.push(waiter);
+      if (first) state.queue.unshift(waiter);
+      else state.queue.push(waiter);
       this.queued++;
     });
   }
@@ -155,28 +146,27 @@ export class DialGate {
   private admissible(state: PortState, source: string): boolean {
     const { limits } = this;
     return (
-      this.handshakes < Math.floor(this.window) &&
+      this.handshakes < this.window.turns &&
       state.held < limits.maxIngressConnectionsPerPort &&
       (this.sources.get(source) ?? 0) < limits.maxIngressConnectionsPerSource
     );
   }
 
   private take(port: number, state: PortState, source: string): DialTicket {
+    const seq = this.window.grant();
+    const inFlightAtGrant = this.handshakes;
     this.handshakes++;
-    this.granted++;
     state.held++;
     this.sources.set(source, (this.sources.get(source) ?? 0) + 1);
     let inHandshake = true;
     let held = true;
     const handshakeDone = (ok = true) => {
       // A push-back can come after the preface went out (ERR_743 in the reply of a plain dial).
-      if (!inHandshake) {
-        if (!ok) this.adjust(false);
-        return;
-      }
+      if (!ok) this.window.pushedBack(seq, inFlightAtGrant);
+      if (!inHandshake) return;
       inHandshake = false;
       this.handshakes--;
-      this.adjust(ok);
+      if (ok) this.window.completed(this.queued > 0);
       this.pump();
     };
     return {
@@ -197,24 +187,9 @@ export class DialGate {
     };
   }
 
-  /** Grows the window after a handshake while clients wait; halves it when the ingress pushed back. */
-  private adjust(ok: boolean): void {
-    const max = this.limits.maxConcurrentDials;
-    if (!ok) {
-      // One cut per window of handshakes: the refusals of one overshoot arrive together.
-      if (this.granted < this.noCutBefore) return;
-      this.slowStart = false;
-      this.window = Math.max(Math.min(INITIAL_WINDOW, max), this.window * 0.75);
-      this.noCutBefore = this.granted + Math.ceil(this.window);
-      return;
-    }
-    if (this.queued === 0 || this.window >= max) return;
-    this.window = Math.min(max, this.window + (this.slowStart ? 1 : 0.125));
-  }
-
   /** Grants turns round-robin over the ports with waiters, while the handshake budget allows. */
   private pump(): void {
-    while (this.queued > 0 && this.handshakes < Math.floor(this.window)) {
+    while (this.queued > 0 && this.handshakes < this.window.turns) {
       const next = this.nextGrant();
       if (!next) return;
       const { port, state, index } = next;

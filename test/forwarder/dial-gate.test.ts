@@ -64,7 +64,7 @@ describe('DialGate (fair admission)', () => {
     expect(gate.active).toBe(0);
   });
 
-  it('grows the window while clients wait and cuts it by a quarter, never below the start, on push-back', async () => {
+  it('grows the window while clients wait and halves it once per overshoot on push-back', async () => {
     const gate = new DialGate({
       maxConcurrentDials: 1000,
       maxIngressConnectionsPerPort: 10_000,
@@ -80,11 +80,27 @@ describe('DialGate (fair admission)', () => {
     expect(gate.turns).toBe(2 * INITIAL_WINDOW);
     const granted = await Promise.all(waiting.slice(0, 2 * INITIAL_WINDOW));
     granted[0]!.handshakeDone(false);
-    expect(gate.turns).toBe(Math.floor(2 * INITIAL_WINDOW * 0.75));
-    // A second push-back of the same overshoot does not cut again.
+    expect(gate.turns).toBe(INITIAL_WINDOW);
+    // A second push-back of the same overshoot (a dial granted before the cut) does not cut again.
     granted[1]!.handshakeDone(false);
-    expect(gate.turns).toBe(Math.floor(2 * INITIAL_WINDOW * 0.75));
+    expect(gate.turns).toBe(INITIAL_WINDOW);
     for (const t of [...tickets, ...granted]) t!.release();
     for (const w of waiting.slice(2 * INITIAL_WINDOW)) (await w)?.release();
+  });
+
+  it('queues a retry after a push-back at the front of its port, still in the round over the ports', async () => {
+    const gate = new DialGate(limits);
+    const order: string[] = [];
+    const held = await ask(gate, 1, order, 'a0');
+    const served = (port: number, label: string) => ask(gate, port, order, label).then((t) => t.release());
+    const waits = [served(1, 'a1'), served(2, 'b1'), served(1, 'a2')];
+    const retry = gate.acquire(1, 's', new Cancellation(), 10_000, true).then((t) => {
+      order.push('a-retry');
+      t!.release();
+    });
+    held.release();
+    await Promise.all([...waits, retry]);
+    // Port 1 had the last turn, so port 2 goes next; then port 1's retry, before its older waiters.
+    expect(order).toEqual(['a0', 'b1', 'a-retry', 'a1', 'a2']);
   });
 });

@@ -1,0 +1,74 @@
+/**
+ * How many ingress handshakes the forwarder runs at once (the dial gate's turns). Pure
+ * bookkeeping, no timers; the gate tells it of grants, completed handshakes and push-backs.
+ *
+ * A fixed number of turns caps the dial rate at turns / handshake time (64 turns over TLS at
+ * 200 ms RTT: 160 dials/s), and a fixed number above the ingress's per-source handshake budget
+ * gets dials refused. That budget is counted by the ingress in its own terms (a TLS dial is
+ * pending there for its last round trip only, a plain one hardly at all), so it cannot be
+ * configured here in turns; it is learnt, like TCP's congestion window:
+ *
+ * - slow start: the window starts at INITIAL_WINDOW (or the configured maximum when smaller) and
+ *   grows by one turn per handshake completed while clients wait (doubling per round trip), up to
+ *   `limits.maxConcurrentDials`;
+ * - push-back (the ingress has too many handshakes from us: ERR_742, ERR_743, a close during the
+ *   TLS handshake): the handshakes that were running when the refused dial was granted are the
+ *   learnt *ceiling* (the ingress was already full then), and the window halves, down to one
+ *   turn. Push-backs of dials granted before that cut belong to the same overshoot and are not
+ *   cut again;
+ * - after a push-back the window regrows one turn per handshake up to 7/8 of the ceiling, then
+ *   by one turn per window of handshakes (about one per handshake time): it sits just under the
+ *   budget, and finds a larger one slowly instead of overshooting every few round trips.
+ */
+export const INITIAL_WINDOW = 64;
+
+/** Below this share of the learnt ceiling the window regrows at the slow-start rate. */
+const REGROW_SHARE = 7 / 8;
+
+export class DialWindow {
+  private size: number;
+  private slowStart = true;
+  private ceiling = 0;
+  /** Turns granted so far: a grant's sequence number. */
+  private grants = 0;
+  /** Grants numbered below this were made before the last cut (the same overshoot). */
+  private noCutBefore = 0;
+
+  constructor(private readonly max: number) {
+    this.size = Math.min(INITIAL_WINDOW, max);
+  }
+
+  /** Handshakes allowed at once now. */
+  get turns(): number {
+    return Math.max(1, Math.floor(this.size));
+  }
+
+  /** The handshakes in flight at the last push-back (0: none yet). */
+  get learnt(): number {
+    return this.ceiling;
+  }
+
+  /** A turn was granted; returns its sequence number (for `pushedBack`). */
+  grant(): number {
+    return this.grants++;
+  }
+
+  /** A handshake completed; the window grows only while clients wait for a turn. */
+  completed(clientsWaiting: boolean): void {
+    if (!clientsWaiting || this.size >= this.max) return;
+    const fast = this.slowStart || this.size < REGROW_SHARE * this.ceiling;
+    this.size = Math.min(this.max, this.size + (fast ? 1 : 1 / this.size));
+  }
+
+  /**
+   * The ingress refused the dial granted as `seq` for having too many handshakes from us;
+   * `inFlightAtGrant` handshakes were running when it was granted.
+   */
+  pushedBack(seq: number, inFlightAtGrant: number): void {
+    if (seq < this.noCutBefore) return;
+    this.slowStart = false;
+    this.ceiling = Math.max(1, inFlightAtGrant);
+    this.size = Math.max(1, this.size / 2);
+    this.noCutBefore = this.grants;
+  }
+}

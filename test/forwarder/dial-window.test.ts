@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { DialWindow, INITIAL_WINDOW } from '../../src/forwarder/dial-window.js';
+
+/** Grants `n` turns; returns their sequence numbers. */
+function grantN(w: DialWindow, n: number): number[] {
+  return Array.from({ length: n }, () => w.grant());
+}
+
+describe('DialWindow (the handshake window, learnt from push-backs)', () => {
+  it('doubles per window of handshakes while clients wait, and not while none do', () => {
+    const w = new DialWindow(1000);
+    for (let i = 0; i < INITIAL_WINDOW; i++) w.completed(false);
+    expect(w.turns).toBe(INITIAL_WINDOW);
+    for (let i = 0; i < INITIAL_WINDOW; i++) w.completed(true);
+    expect(w.turns).toBe(2 * INITIAL_WINDOW);
+    expect(new DialWindow(10).turns).toBe(10);
+  });
+
+  it('goes down to what the ingress takes, below the 64 it starts with (a budget of 4 turns)', () => {
+    const w = new DialWindow(1000);
+    // Each round: the window's worth of dials granted, the ingress refuses all beyond the 4th.
+    for (let round = 0; round < 10; round++) {
+      const seqs = grantN(w, w.turns);
+      seqs.forEach((seq, i) => {
+        if (i >= 4) w.pushedBack(seq, i);
+      });
+    }
+    expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 4, learnt: 4 });
+  });
+
+  it('regrows fast to 7/8 of the learnt ceiling, then about one turn per window of handshakes', () => {
+    const w = new DialWindow(1000);
+    for (let i = 0; i < INITIAL_WINDOW; i++) w.completed(true); // 128
+    const [seq] = grantN(w, 1);
+    w.pushedBack(seq!, 120); // the ingress was full at 120 in flight
+    expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 64, learnt: 120 });
+    for (let i = 0; i < 41; i++) w.completed(true);
+    expect(w.turns).toBe(105); // 7/8 of 120
+    for (let i = 0; i < 110; i++) w.completed(true);
+    expect(w.turns).toBe(106); // one more turn over a window of handshakes, not 105 more
+  });
+
+  it('cuts once per overshoot: push-backs of dials granted before the cut do not cut again', () => {
+    const w = new DialWindow(1000);
+    const seqs = grantN(w, INITIAL_WINDOW);
+    for (const seq of seqs.slice(10)) w.pushedBack(seq, 10);
+    expect(w.turns).toBe(INITIAL_WINDOW / 2);
+    const [later] = grantN(w, 1);
+    w.pushedBack(later!, 10);
+    expect(w.turns).toBe(INITIAL_WINDOW / 4);
+  });
+
+  it('never goes below one turn', () => {
+    const w = new DialWindow(1000);
+    for (let i = 0; i < 20; i++) w.pushedBack(w.grant(), 0);
+    expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 1, learnt: 1 });
+  });
+});
