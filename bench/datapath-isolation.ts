@@ -392,6 +392,7 @@ async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
     log(
       `  forwarder gauges every 250 ms: dial_window max ${gauges.max('endpoint_binder_forwarder_dial_window')}, dials_waiting max ${gauges.max('endpoint_binder_forwarder_dials_waiting')} (${gauges.reads} reads)`,
     );
+    log(`  dial_window read by read (250 ms apart): ${gauges.windows.join(' ')}`);
     log(
       `  forwarder failed attempts (retries included), ingress_refusals_total: ${await refusalTotals(http)}`,
     );
@@ -405,11 +406,20 @@ async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
   }
 }
 
-/** Reads the forwarder's gauges from /metrics every 250 ms, keeping each one's maximum. */
-function watchGauges(http: string): { max(name: string): string; reads: number; stop(): void } {
+/**
+ * Reads the forwarder's gauges from /metrics every 250 ms, keeping each one's maximum and the
+ * dial window's every read (how it found the ingress's handshake budget).
+ */
+function watchGauges(http: string): {
+  max(name: string): string;
+  windows: number[];
+  reads: number;
+  stop(): void;
+} {
   const maxes = new Map<string, number>();
   const out = {
     reads: 0,
+    windows: [] as number[],
     max: (n: string) => String(maxes.get(n) ?? 'unknown'),
     stop: () => clearInterval(timer),
   };
@@ -418,8 +428,10 @@ function watchGauges(http: string): { max(name: string): string; reads: number; 
       .then((r) => r.text())
       .then((text) => {
         out.reads++;
-        for (const m of text.matchAll(/^(endpoint_binder_forwarder_(?:dial_window|dials_waiting)) (\d+)/gm))
+        for (const m of text.matchAll(/^(endpoint_binder_forwarder_(?:dial_window|dials_waiting)) (\d+)/gm)) {
           maxes.set(m[1]!, Math.max(maxes.get(m[1]!) ?? 0, Number(m[2])));
+          if (m[1] === 'endpoint_binder_forwarder_dial_window') out.windows.push(Number(m[2]));
+        }
       })
       .catch(() => undefined);
   }, 250);
