@@ -226,7 +226,9 @@ async function forwarder(
     authtoken: AUTHTOKEN,
     ingress: { address, tls: sec === 'tls', protocol, ...(sec === 'tls' ? { caFile } : {}) },
     routes,
-    ...(config ? { config } : {}),
+    // The forwarder's own per-port and per-source ingress shares (512 by default; the shared
+    // helper raises them to hold 2,000 idle connections): the isolation figures are about them.
+    config: { limits: { maxConnections: 20_000, maxConnectionsPerPort: 20_000 }, ...config },
   });
 }
 

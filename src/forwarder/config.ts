@@ -108,7 +108,8 @@ export const ForwarderConfig = z
          * Ingress handshakes (TCP, TLS, preface) running at once, all ports, at most; the rest
          * wait their turn, round-robin over the ports. A turn ends once the preface is sent, not
          * when the ingress has reached the upstream. The window starts at 64 and follows the
-         * round trip up to this (dial-gate.ts), halving when the ingress has too many from us.
+         * round trip up to this (dial-window.ts), halving (down to 1) when the ingress has too many
+         * from us: it learns the ingress's per-source handshake budget.
          */
         maxConcurrentDials: z.number().int().min(1).max(100_000).default(1024),
         /**
