@@ -103,4 +103,23 @@ describe('DialGate (fair admission)', () => {
     // Port 1 had the last turn, so port 2 goes next; then port 1's retry, before its older waiters.
     expect(order).toEqual(['a0', 'b1', 'a-retry', 'a1', 'a2']);
   });
+
+  it('gives up a queued client when too little of its time is left for a dial to finish', async () => {
+    let t = 0;
+    const gate = new DialGate(limits, () => t);
+    const first = (await gate.acquire(1, 's', new Cancellation(), 10_000))!;
+    t += 100;
+    first.handshakeDone(); // handshakes take 100 ms: a dial needs about 150 ms until the answer
+    expect(gate.expectedDialMs).toBe(150);
+    const busy = (await gate.acquire(1, 's', new Cancellation(), 10_000))!; // the one turn is taken
+    const tooLate = gate.acquire(2, 's', new Cancellation(), 140);
+    // Not queued at all (a queued client would count as waiting until its 140 ms ran out).
+    expect(gate.waiting).toBe(0);
+    expect(await tooLate).toBeUndefined();
+    const later = gate.acquire(2, 's', new Cancellation(), 10_000);
+    expect(gate.waiting).toBe(1);
+    busy.release();
+    (await later)!.release();
+    first.release();
+  });
 });
