@@ -71,6 +71,8 @@ const Args = z.object({
   control: z.coerce.number().int().min(0).max(1).default(1),
   /** The ingress's max_handshakes_per_source (0: the mock's default, 64), to show what that budget costs. */
   ingressHandshakesPerSource: z.coerce.number().int().min(0).max(100_000).default(0),
+  /** The burst forwarder's limits.prefaceTimeoutMs (0: its default, 10 s): how long a client may wait. */
+  burstPrefaceTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(0),
 });
 type Args = z.infer<typeof Args>;
 const args = parseBenchArgs('bench/datapath-isolation.ts', Args);
@@ -368,7 +370,19 @@ async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
     proxy.address,
     caFile,
     [[port, B_URL]],
-    { logLevel: 'debug', http: { listen: http } },
+    {
+      logLevel: 'debug',
+      http: { listen: http },
+      ...(args.burstPrefaceTimeoutMs > 0
+        ? {
+            limits: {
+              maxConnections: 20_000,
+              maxConnectionsPerPort: 20_000,
+              prefaceTimeoutMs: args.burstPrefaceTimeoutMs,
+            },
+          }
+        : {}),
+    },
   );
   const outcomes = countOutcomes(fwd);
   try {
@@ -459,7 +473,7 @@ async function fdLimit(): Promise<string> {
 
 async function main(a: Args): Promise<void> {
   log(
-    `datapath-isolation bench: node ${process.version}; isolation: ${a.samples} samples ${a.gap} ms apart per phase, crowd ${a.crowd}, black-hole clients ${a.holeClients}; burst ${a.burst} at ${a.rtt} ms RTT; ingress max_handshakes_per_source ${a.ingressHandshakesPerSource || '64 (default)'}; open files limit ${await fdLimit()}`,
+    `datapath-isolation bench: node ${process.version}; isolation: ${a.samples} samples ${a.gap} ms apart per phase, crowd ${a.crowd}, black-hole clients ${a.holeClients}; burst ${a.burst} at ${a.rtt} ms RTT; ingress max_handshakes_per_source ${a.ingressHandshakesPerSource || '64 (default)'}; burst prefaceTimeoutMs ${a.burstPrefaceTimeoutMs || '10000 (default)'}; open files limit ${await fdLimit()}`,
   );
   log(`load average at start: ${await loadAverage()}`);
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
