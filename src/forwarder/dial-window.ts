@@ -13,9 +13,9 @@
  *   `limits.maxConcurrentDials`;
  * - push-back (the ingress has too many handshakes from us: ERR_742, ERR_743, a close during the
  *   TLS handshake): the handshakes that were running when the refused dial was granted are the
- *   learnt *ceiling* (the ingress was already full then), and the window halves, down to one
- *   turn. Push-backs of dials granted before that cut belong to the same overshoot and are not
- *   cut again;
+ *   learnt *ceiling* (the ingress was already full then), and the window halves (the first
+ *   time, ending slow start) or loses a quarter (later), down to one turn. Push-backs of dials
+ *   granted before that cut belong to the same overshoot and are not cut again;
  * - after a push-back the window regrows one turn per handshake up to 7/8 of the ceiling, then
  *   by one turn per window of handshakes (about one per handshake time): it sits just under the
  *   budget, and finds a larger one slowly instead of overshooting every few round trips.
@@ -66,9 +66,11 @@ export class DialWindow {
    */
   pushedBack(seq: number, inFlightAtGrant: number): void {
     if (seq < this.noCutBefore) return;
+    // Slow start doubles per round trip, so its first overshoot may be twice the budget; after
+    // that the window is near it, and a refused dial costs little (it retries at the front).
+    this.size = Math.max(1, this.size * (this.slowStart ? 1 / 2 : 3 / 4));
     this.slowStart = false;
     this.ceiling = Math.max(1, inFlightAtGrant);
-    this.size = Math.max(1, this.size / 2);
     this.noCutBefore = this.grants;
   }
 }

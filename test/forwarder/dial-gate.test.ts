@@ -64,7 +64,7 @@ describe('DialGate (fair admission)', () => {
     expect(gate.active).toBe(0);
   });
 
-  it('grows the window while clients wait and halves it once per overshoot on push-back', async () => {
+  it('grows the window while clients wait and halves it once per overshoot on the first push-back', async () => {
     const gate = new DialGate({
       maxConcurrentDials: 1000,
       maxIngressConnectionsPerPort: 10_000,

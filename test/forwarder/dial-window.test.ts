@@ -19,7 +19,7 @@ describe('DialWindow (the handshake window, learnt from push-backs)', () => {
   it('goes down to what the ingress takes, below the 64 it starts with (a budget of 4 turns)', () => {
     const w = new DialWindow(1000);
     // Each round: the window's worth of dials granted, the ingress refuses all beyond the 4th.
-    for (let round = 0; round < 10; round++) {
+    for (let round = 0; round < 12; round++) {
       const seqs = grantN(w, w.turns);
       seqs.forEach((seq, i) => {
         if (i >= 4) w.pushedBack(seq, i);
@@ -44,15 +44,15 @@ describe('DialWindow (the handshake window, learnt from push-backs)', () => {
     const w = new DialWindow(1000);
     const seqs = grantN(w, INITIAL_WINDOW);
     for (const seq of seqs.slice(10)) w.pushedBack(seq, 10);
-    expect(w.turns).toBe(INITIAL_WINDOW / 2);
+    expect(w.turns).toBe(INITIAL_WINDOW / 2); // the first cut, in slow start: a half
     const [later] = grantN(w, 1);
     w.pushedBack(later!, 10);
-    expect(w.turns).toBe(INITIAL_WINDOW / 4);
+    expect(w.turns).toBe((INITIAL_WINDOW / 2) * 0.75); // later ones: a quarter
   });
 
   it('never goes below one turn', () => {
     const w = new DialWindow(1000);
-    for (let i = 0; i < 20; i++) w.pushedBack(w.grant(), 0);
+    for (let i = 0; i < 40; i++) w.pushedBack(w.grant(), 0);
     expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 1, learnt: 1 });
   });
 });
