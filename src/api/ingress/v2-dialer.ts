@@ -121,13 +121,19 @@ export class IngressV2Pool {
   private async pick(timeoutMs: number): Promise<Pooled> {
     const max = this.opts.maxSessions ?? 2;
     for (;;) {
-      const live = this.sessions.filter((p) => p.usable && !p.session.closed && !p.session.destroyed);
-      const room = live.filter((p) => p.active < this.capacity(p)).sort((a, b) => a.active - b.active);
+      // One pass, no arrays: this runs for every forwarded connection.
+      let live = 0;
+      let best: Pooled | undefined;
+      for (const p of this.sessions) {
+        if (!p.usable || p.session.closed || p.session.destroyed) continue;
+        live++;
+        if (p.active < this.capacity(p) && (!best || p.active < best.active)) best = p;
+      }
       // Spread streams: an idle session with room, else a new session while the pool allows, else
       // the least busy one with room; sessions being opened count against the pool.
-      if (room[0]?.active === 0) return room[0];
-      if (live.length + this.connecting.size < max) return this.track(this.connect(timeoutMs));
-      if (room.length > 0) return room[0]!;
+      if (best?.active === 0) return best;
+      if (live + this.connecting.size < max) return this.track(this.connect(timeoutMs));
+      if (best) return best;
       // Every session is full: wait for one being opened, or open one more beyond the pool
       // (tracked, so the callers that find every session full meanwhile wait for it too).
       const pending = [...this.connecting][0];
