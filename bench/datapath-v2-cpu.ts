@@ -1,16 +1,17 @@
 /**
  * CPU per forwarded connection over TLS, the figure of issue #27's "v2 ≤ 0.3× v1 and ≤ 1.2× the
  * plain relay", measured alone and alternated: the minimal relay (plain, bench/datapath-roles.ts
- * `relay`), the forwarder over v1 TLS and over v2 TLS, and with `--before <dir>` the v2 TLS
+ * `relay`), the forwarder over v1 TLS, over v2 TLS and over v2 plain (h2c), and with `--before <dir>` the v2 TLS
  * forwarder of another checkout (its own node_modules) beside this one's, so a change is compared
  * inside one run. All at 0 ms against the mock ingress, each in its own process; per round and
  * path `--conns` connections `--concurrency` at a time (connect, 1-byte echo, close), CPU of the
  * hop's process and the ingress's process from /proc. The paths alternate every round.
+ * The first `--warmup` connections of each path are not counted (the JIT is still compiling).
  * `--cpu-prof <dir>` starts the forwarders with `node --cpu-prof` (written when they exit).
  *
- *   npx tsx bench/datapath-v2-cpu.ts [--conns 2000 --concurrency 16 --rounds 3] [--before /tmp/main-copy] [--cpu-prof /tmp/prof]
+ *   npx tsx bench/datapath-v2-cpu.ts [--conns 2000 --concurrency 16 --rounds 3 --warmup 2000] [--before /tmp/main-copy] [--cpu-prof /tmp/prof]
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,8 @@ const Args = z.object({
   conns: z.coerce.number().int().min(100).max(100_000).default(2000),
   concurrency: z.coerce.number().int().min(1).max(256).default(16),
   rounds: z.coerce.number().int().min(1).max(20).default(3),
+  /** Connections per path before the first round: the first thousands run before the JIT settles. */
+  warmup: z.coerce.number().int().min(0).max(100_000).default(2000),
   before: z.string().min(1).optional(),
   'cpu-prof': z.string().min(1).optional(),
 });
@@ -44,6 +47,30 @@ interface Path {
   hopUs: number[];
   ingressUs: number[];
   rates: number[];
+  /** The hop's user and system CPU, and its read and write system calls, summed over the rounds. */
+  hopSplit: Usage;
+}
+
+interface Usage {
+  userS: number;
+  sysS: number;
+  reads: number;
+  writes: number;
+  conns: number;
+}
+
+/** A process's user and system CPU seconds and its read/write system call counts (/proc). */
+async function usage(pid: number): Promise<Omit<Usage, 'conns'>> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const io = await readFile(`/proc/${pid}/io`, 'utf8');
+  const count = (k: string) => Number(new RegExp(`^${k}: (\\d+)$`, 'm').exec(io)?.[1] ?? NaN);
+  return {
+    userS: Number(f[11]) / 100,
+    sysS: Number(f[12]) / 100,
+    reads: count('syscr'),
+    writes: count('syscw'),
+  };
 }
 
 function log(line: string): void {
@@ -63,9 +90,19 @@ async function ingressRole(role: 'ingress' | 'ingress-tls') {
 
 async function measure(p: Path): Promise<void> {
   const pid = p.hop.pid!;
-  const [h0, i0] = [await cpuSeconds(pid), await cpuSeconds(p.ingressPid)];
+  const [h0, i0, u0] = [await cpuSeconds(pid), await cpuSeconds(p.ingressPid), await usage(pid)];
+  const t0 = process.hrtime.bigint() / 1000n;
   p.rates.push(await bounded(`${p.label} rate`, connectionRate(p.port, args.conns, args.concurrency)));
-  const [h1, i1] = [await cpuSeconds(pid), await cpuSeconds(p.ingressPid)];
+  const t1 = process.hrtime.bigint() / 1000n;
+  const [h1, i1, u1] = [await cpuSeconds(pid), await cpuSeconds(p.ingressPid), await usage(pid)];
+  const split = p.hopSplit;
+  split.userS += u1.userS - u0.userS;
+  split.sysS += u1.sysS - u0.sysS;
+  split.reads += u1.reads - u0.reads;
+  split.writes += u1.writes - u0.writes;
+  split.conns += args.conns;
+  // The profile's timestamps are the same monotonic clock (µs): this window is the round's.
+  if (args['cpu-prof']) log(`profile window pid ${pid} ${p.label}: ${t0} ${t1}`);
   p.hopUs.push(((h1 - h0) / args.conns) * 1e6);
   p.ingressUs.push(((i1 - i0) / args.conns) * 1e6);
 }
@@ -104,6 +141,7 @@ async function main(): Promise<void> {
     hopUs: [],
     ingressUs: [],
     rates: [],
+    hopSplit: { userS: 0, sysS: 0, reads: 0, writes: 0, conns: 0 },
   });
   const relay = await spawnJson(
     ['bench/datapath-roles.ts', 'relay', plain.value.ingress, ECHO_URL, 'plain'],
@@ -111,12 +149,16 @@ async function main(): Promise<void> {
     (o) => (typeof o['relay'] === 'number' ? o['relay'] : undefined),
   );
   const paths: Path[] = [path('relay plain', relay.value, relay.child, plain.child.pid!)];
-  const variants: [string, 'v1' | 'v2', string | undefined][] = [
-    ['fwd v1 tls', 'v1', undefined],
-    ['fwd v2 tls', 'v2', undefined],
-    ...(args.before ? [['fwd v2 tls before', 'v2', args.before] as [string, 'v2', string]] : []),
+  type Variant = [label: string, protocol: 'v1' | 'v2', tls: boolean, cwd: string | undefined];
+  const variants: Variant[] = [
+    ['fwd v1 tls', 'v1', true, undefined],
+    ['fwd v2 tls', 'v2', true, undefined],
+    ...(args.before ? [['fwd v2 tls before', 'v2', true, args.before] as Variant] : []),
+    // h2c: what the v2 forwarder costs without TLS, to tell the TLS share from the rest.
+    ['fwd v2 plain', 'v2', false, undefined],
   ];
-  for (const [label, protocol, cwd] of variants) {
+  for (const [label, protocol, overTls, cwd] of variants) {
+    const ing = overTls ? tls : plain;
     const port = await freePort();
     const child = await startForwarderProcess({
       sim,
@@ -125,15 +167,17 @@ async function main(): Promise<void> {
       release: `cpu-${paths.length}`,
       namespace: NS,
       authtoken: AUTHTOKEN,
-      ingress: { address: tls.value.ingress, tls: true, protocol, caFile },
+      ingress: { address: ing.value.ingress, tls: overTls, protocol, ...(overTls ? { caFile } : {}) },
       routes: [[port, ECHO_URL]],
       ...(args['cpu-prof'] ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] } : {}),
       ...(cwd ? { cwd } : {}),
     });
     log(`${label}: pid ${child.pid}`);
-    paths.push(path(label, port, child, tls.child.pid!));
+    paths.push(path(label, port, child, ing.child.pid!));
   }
-  for (const p of paths) await bounded(`${p.label} warm-up`, connectionRate(p.port, 300, args.concurrency));
+  for (const p of paths)
+    if (args.warmup > 0)
+      await bounded(`${p.label} warm-up`, connectionRate(p.port, args.warmup, args.concurrency));
   for (let round = 0; round < args.rounds; round++) {
     // Alternate the order, so no path always runs right after the same neighbour.
     const order = round % 2 === 0 ? paths : [...paths].reverse();
@@ -147,11 +191,16 @@ async function main(): Promise<void> {
     log(
       `${p.label.padEnd(18)} | ${median(p.rates).toFixed(0)} conn/s | CPU/conn hop ${us(p).toFixed(0)} µs (rounds ${p.hopUs.map((x) => x.toFixed(0)).join(', ')}) + ingress ${median(p.ingressUs).toFixed(0)} µs`,
     );
-  const [relayP, v1, v2] = paths as [Path, Path, Path, Path?];
+  for (const { label, hopSplit: u } of paths)
+    log(
+      `${label.padEnd(18)} | all rounds: user ${((u.userS / u.conns) * 1e6).toFixed(0)} µs + system ${((u.sysS / u.conns) * 1e6).toFixed(0)} µs per connection; ${(u.reads / u.conns).toFixed(1)} reads + ${(u.writes / u.conns).toFixed(1)} writes (system calls) per connection`,
+    );
+  const byLabel = (label: string) => paths.find((p) => p.label === label);
+  const [relayP, v1, v2] = [byLabel('relay plain')!, byLabel('fwd v1 tls')!, byLabel('fwd v2 tls')!];
   log(
     `ratio fwd v2 tls / fwd v1 tls: ${(us(v2) / us(v1)).toFixed(3)}; / relay plain: ${(us(v2) / us(relayP)).toFixed(3)}`,
   );
-  const before = paths[3];
+  const before = byLabel('fwd v2 tls before');
   if (before) log(`ratio fwd v2 tls / before: ${(us(v2) / us(before)).toFixed(3)}`);
   log(`load average at end: ${await loadAverage()}`);
   for (const p of paths) await stop(p.hop);
