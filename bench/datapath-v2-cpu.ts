@@ -22,6 +22,7 @@ import { createTcpEndpoint } from './support/endpoints.js';
 import { startForwarderProcess } from './support/forwarder-process.js';
 import { bounded, connectionRate, cpuSeconds, freePort, loadAverage, median } from './support/load.js';
 import { children, spawnJson } from './support/spawn-json.js';
+import { ingressRole } from './datapath-v2-forwarder.js';
 
 const Args = z.object({
   conns: z.coerce.number().int().min(100).max(100_000).default(2000),
@@ -77,17 +78,6 @@ function log(line: string): void {
   process.stdout.write(line + '\n');
 }
 
-async function ingressRole(role: 'ingress' | 'ingress-tls') {
-  return spawnJson(
-    ['bench/datapath-roles.ts', role],
-    { BENCH_API_KEY: API_KEY, BENCH_AUTHTOKEN: AUTHTOKEN },
-    (o) =>
-      typeof o['ingress'] === 'string'
-        ? { api: o['api'] as string, ingress: o['ingress'], ca: typeof o['ca'] === 'string' ? o['ca'] : '' }
-        : undefined,
-  );
-}
-
 async function measure(p: Path): Promise<void> {
   const pid = p.hop.pid!;
   const [h0, i0, u0] = [await cpuSeconds(pid), await cpuSeconds(p.ingressPid), await usage(pid)];
@@ -123,8 +113,9 @@ async function main(): Promise<void> {
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
     typeof o['echo'] === 'number' ? { echo: o['echo'] } : undefined,
   );
-  const plain = await ingressRole('ingress');
-  const tls = await ingressRole('ingress-tls');
+  const credentials = { apiKey: API_KEY, authtoken: AUTHTOKEN };
+  const plain = await ingressRole('ingress', credentials);
+  const tls = await ingressRole('ingress-tls', credentials);
   for (const ing of [plain, tls]) await createTcpEndpoint(ing.value.api, API_KEY, ECHO_URL, up.value.echo);
   const dir = await mkdtemp(join(tmpdir(), 'datapath-v2-cpu-'));
   const caFile = join(dir, 'ingress-ca.pem');
