@@ -4,7 +4,9 @@
  * one and a half round trips after its connect (the SYN, SYN-ACK, then the data), every later
  * chunk half a round trip after it was sent, and every chunk back half a round trip after the
  * target sent it. A FIN travels like data (in order); a reset on either side resets the other
- * at once (an abort stays an abort). No bandwidth limit.
+ * at once (an abort stays an abort). No bandwidth limit. Its own sockets have Nagle off: a wire
+ * passes each segment on as it comes, and a proxy with Nagle on holds a small write behind an
+ * unacknowledged one until the peer's delayed ACK (up to 40 ms), which the product never sees.
  */
 import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
 
@@ -82,6 +84,11 @@ export async function startDelayProxy(
     // SYN), with the client's first bytes right behind it: not at once, which would lengthen the
     // target's view of the handshake by a round trip.
     const upstream = new Socket({ allowHalfOpen: true });
+    // With Nagle on, a lane's second small write (an echo right behind a v2 stream's 200, each
+    // its own read here) waited for the delayed ACK of the first: about one in two first bytes
+    // took 40 ms more, over TLS and plain alike (BENCHMARKS.md "#27 round 3").
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
     const firstDataAt = start + rttMs + oneWay;
     // The connect starts with the timer or before the first write due, whichever runs first: two
     // timers due within a millisecond may run in either order on a busy loop, and a write to a

@@ -69,7 +69,11 @@ function log(line: string): void {
   process.stdout.write(line + '\n');
 }
 
-async function ingressRole(role: 'ingress' | 'ingress-tls', a: ForwarderPartArgs) {
+/** The mock API with its binding ingress (plain or TLS) as its own process; `ca` is '' for plain. */
+export async function ingressRole(
+  role: 'ingress' | 'ingress-tls',
+  a: Pick<ForwarderPartArgs, 'apiKey' | 'authtoken' | 'ingressWindow'>,
+) {
   return spawnJson(
     ['bench/datapath-roles.ts', role],
     {

@@ -3,6 +3,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -126,5 +127,33 @@ describe('the production image without the simulators and the demo', () => {
     expect(commands.filter((c) => c.development).map((c) => c.name)).toEqual(['demo', 'mock-api', 'kubesim']);
     const other = new Error('boom');
     await expect(loadCommand({ ...entry, load: () => Promise.reject(other) })).rejects.toBe(other);
+  });
+});
+
+describe('a hard open files limit too low for the module loader', () => {
+  it('EMFILE while loading a command is one line naming the limit and the fix, not an unexpected error', async () => {
+    // Seen for real: under `ulimit -n 512`, `node dist/cli/main.js forwarder --help` failed with
+    // EMFILE opening node_modules/hpagent/index.js; at 700 as a "Cannot find package" instead.
+    const emfile = Object.assign(
+      new Error("EMFILE: too many open files, open '/app/node_modules/hpagent/index.js'"),
+      {
+        code: 'EMFILE',
+      },
+    );
+    const entry = { name: 'forwarder', summary: '', load: () => Promise.reject(emfile) };
+    const line = await loadCommand(entry);
+    expect(line).toMatch(
+      /^cannot load its modules with an open files limit of (\d+|unknown) \(EMFILE: too many open files, open '\/app\/node_modules\/hpagent\/index\.js'\): raise the hard limit to at least 1024 \(ulimit -Hn 1024, or the container runtime's nofile limit\)$/,
+    );
+    // With a limit this process can read and well above the loader's need, a missing module is
+    // still "this build is incomplete", not blamed on the limit.
+    const missing = Object.assign(new Error("Cannot find package '/app/node_modules/x/index.js'"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    const limit = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]);
+    expect(limit, 'this test expects a soft open files limit of at least 1024').toBeGreaterThanOrEqual(1024);
+    expect(await loadCommand({ ...entry, load: () => Promise.reject(missing) })).toMatch(
+      /^this build is incomplete/,
+    );
   });
 });

@@ -31,6 +31,8 @@ export async function startForwarderProcess(opts: {
   nodeFlags?: string[];
   /** More top-level forwarder config (e.g. `dialOn`). */
   config?: Record<string, unknown>;
+  /** Runs the forwarder of another checkout (with its node_modules), for a before/after run. */
+  cwd?: string;
 }): Promise<ChildProcess> {
   const identity = { release: opts.release, operatorNamespace: opts.namespace };
   const groupPorts = opts.routes.map(([forwarderPort, url]) => {
@@ -78,6 +80,7 @@ export async function startForwarderProcess(opts: {
     ],
     { ENDPOINT_BINDER_AUTHTOKEN: opts.authtoken },
     (o) => (o['msg'] === 'forwarder listener bound' && ++bound === opts.routes.length ? true : undefined),
+    opts.cwd ? { cwd: opts.cwd } : {},
   );
   return fwd.child;
 }

@@ -43,7 +43,7 @@ Options:
   --tls                Serve HTTPS with a self-signed development certificate (kubectl needs it)
   --workloads          Also run Deployments, Jobs (Helm's hooks included) and their Pods: each
                        pod of the endpoint-binder image is a local endpoint-binder process on its
-                       own loopback pod IP (127.0.1.x), with its volumes, env and ServiceAccount
+                       own loopback pod IP (127.x.x.x, not 127.0.x.x), with its volumes, env and ServiceAccount
                        token; implies --tls. How to try the Helm chart on a laptop: docs/install.md
   --pods-dir <dir>     With --workloads: each pod's files and its log (<dir>/<ns>/<pod>/log)
                        (default .tmp/kubesim-pods)

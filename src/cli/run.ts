@@ -2,6 +2,15 @@ import { parseArgs } from 'node:util';
 import { UsageError, wantsHelp, type Command } from './command.js';
 import { commands, type CommandEntry } from './commands.js';
 import { VERSION } from './version.js';
+import { openFilesLimit } from '../forwarder/fd-limit.js';
+
+/**
+ * Descriptors Node's ESM loader may want at once at start: it opens a module graph's files
+ * concurrently, and the Kubernetes client's has some 1,300 (seen 2026-11-27: loading failed at a
+ * hard limit of 700, passed at 800). Node raises the soft limit to the hard one itself, so only a
+ * low hard limit fails.
+ */
+export const LOADER_DESCRIPTORS = 1024;
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -55,12 +64,37 @@ export async function loadCommand(entry: CommandEntry): Promise<Command | string
     return await entry.load();
   } catch (err) {
     const code = (err as { code?: unknown }).code;
+    const limit = await limitAfterLoad();
+    // Out of descriptors, the loader reports a missing module too: say which fact it is.
+    if (
+      code === 'EMFILE' ||
+      (code === 'ERR_MODULE_NOT_FOUND' && limit !== undefined && limit < LOADER_DESCRIPTORS)
+    )
+      return tooFewDescriptors(limit, err);
     if (code !== 'ERR_MODULE_NOT_FOUND') throw err;
     return entry.development
       ? 'not in this build: the production image leaves out the simulators and the demo; run it from a clone (npx endpoint-binder ' +
           `${entry.name})`
       : `this build is incomplete (${err instanceof Error ? err.message : String(err)}); reinstall it`;
   }
+}
+
+/** The open files limit, read once the failed load's descriptors are closed (they may still be open now). */
+async function limitAfterLoad(): Promise<number | undefined> {
+  for (let tries = 0; tries < 5; tries++) {
+    const limit = await openFilesLimit();
+    if (limit !== undefined) return limit;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return undefined;
+}
+
+function tooFewDescriptors(limit: number | undefined, err: unknown): string {
+  const seen = err instanceof Error ? err.message : String(err);
+  return (
+    `cannot load its modules with an open files limit of ${limit ?? 'unknown'} (${seen}): ` +
+    `raise the hard limit to at least ${LOADER_DESCRIPTORS} (ulimit -Hn ${LOADER_DESCRIPTORS}, or the container runtime's nofile limit)`
+  );
 }
 
 /** Dispatches to a subcommand; returns the exit code. */

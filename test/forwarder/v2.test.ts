@@ -32,6 +32,20 @@ function ending(s: Socket): Promise<{ data: string; how: string }> {
   });
 }
 
+/** Writes `total` bytes to a socket as it drains (never more than one chunk unsent), then ends it. */
+function offer(s: Socket, total: number): void {
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  let left = total;
+  const pump = () => {
+    while (left > 0) {
+      left -= chunk.length;
+      if (!s.write(chunk)) return void s.once('drain', pump);
+    }
+    s.end();
+  };
+  pump();
+}
+
 /** The mock ingress's v2 stream lines with this outcome. */
 const streams = (env: Env, outcome: string) =>
   env.mockLogs.lines.filter(
@@ -167,6 +181,50 @@ describe.each([false, true])('forwarder over v2 (tls %s)', (tls) => {
     );
     c.destroy();
     await source.close();
+  });
+
+  it("clients of one endpoint that stop reading leave another endpoint's streams on the same session flowing", async () => {
+    const env = await setup();
+    // 20 clients of A never read; A's upstream offers each 8 MiB, written as the socket drains,
+    // so only what flows is ever allocated: on loopback the kernel's socket buffers take some
+    // MiB per client before the forwarder holds any byte. Each stream may then hold its 64 KiB
+    // window (the least allowed) in the forwarder: together 20 windows, more than the session's
+    // own window (16 × the stream's).
+    // Only a stream's window may wait for its reader: were the session held (its window, or its
+    // socket paused for one slow stream), B's stream on the same session would stall behind A.
+    const window = 64 * 1024;
+    const offered = 8 * 1024 * 1024;
+    const flood = await startServer((s) => offer(s, offered));
+    await endpoint(env, 'tcp://flood.x:7711', flood.upstreamUrl);
+    await endpoint(env, 'tcp://quiet.x:7712', env.echo.upstreamUrl);
+    const [portA, portB] = [await freePort(), await freePort()];
+    await createService(env.sim, internalService('ep-flood', { [portA]: 'tcp://flood.x:7711' }));
+    await createService(env.sim, internalService('ep-quiet', { [portB]: 'tcp://quiet.x:7712' }));
+    const fwd = await startOver(env, tls, {
+      ingress: { protocol: 'v2', sessions: 1, streamWindowBytes: window },
+    });
+    await waitFor(() => fwd.boundPorts().includes(portA) && fwd.boundPorts().includes(portB), 10_000);
+    const stalled = await Promise.all(Array.from({ length: 20 }, () => connectTo(portA)));
+    for (const c of stalled) {
+      c.pause();
+      c.write('x');
+    }
+    try {
+      await waitFor(
+        () => fwd.bufferedBytes() > 16 * window,
+        20_000,
+        `A's clients holding more than a session window (${16 * window} bytes) in the forwarder`,
+      );
+      expect(await metricValue(fwd.registry, 'endpoint_binder_forwarder_ingress_sessions')).toBe(1);
+      // B, on that one session, still moves 256 KiB both ways, byte-exact: four of its windows.
+      const b = await connectTo(portB);
+      const payload = randomBytes(128 * 1024).toString('hex');
+      expect(await roundTrip(b, payload, 20_000)).toBe(payload);
+      b.destroy();
+    } finally {
+      for (const c of stalled) c.destroy();
+      await flood.close();
+    }
   });
 
   it(

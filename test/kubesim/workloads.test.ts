@@ -117,7 +117,7 @@ describe('kubesim process-backed workloads', () => {
         controller: true,
       });
       expect(p.status.phase).toBe('Running');
-      expect(p.status.podIP).toMatch(/^127\.0\.\d+\.\d+$/);
+      expect(p.status.podIP).toMatch(/^127\.([1-9]\d*)\.\d+\.\d+$/);
       expect(p.status.containerStatuses[0]).toMatchObject({ name: 'web', ready: true, restartCount: 0 });
       ips.add(p.status.podIP);
       // The process behind the pod answers on its pod IP, with the env resolved from the fieldRef.

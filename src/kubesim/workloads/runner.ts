@@ -29,7 +29,7 @@ export interface PodRunContext {
   namespace: string;
   name: string;
   uid: string;
-  /** The loopback address the node agent gave the pod (127.0.1.x upwards): listen there. */
+  /** The loopback address the node agent gave the pod (in 127.1.1.1-127.254.254.254): listen there. */
   podIP: string;
   /** The first container of the pod's spec (kubesim runs one container per pod). */
   container: PodContainer;
