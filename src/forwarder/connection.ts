@@ -282,7 +282,7 @@ export class ForwardedConnection {
           sourceInfo,
           Math.max(1, Math.round(Math.min(ctx.limits.dialTimeoutMs, remaining))),
           signal,
-          ticket.handshakeDone,
+          () => ticket.handshakeDone('up'),
         );
         ticket.handshakeDone();
         if (this.outcome) {
@@ -298,7 +298,7 @@ export class ForwardedConnection {
         this.dropUpstream(upstream);
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         pushedBack = tooManyHandshakes(e);
-        ticket.handshakeDone(!pushedBack);
+        ticket.handshakeDone(pushedBack ? 'pushed-back' : 'failed');
         ticket.release();
         // A push-back says "not now" to this pod's burst, not "this dial failed": not an attempt.
         if (pushedBack) this.attempts--;

@@ -26,13 +26,17 @@ import { DialWindow } from './dial-window.js';
 /** The handshake window (how many turns at once) is learnt: dial-window.ts. */
 export { INITIAL_WINDOW } from './dial-window.js';
 
+/**
+ * How a handshake ended: `up` (transport up, preface sent), `failed` (before that: it neither
+ * grows the window nor counts in the handshake time), `pushed-back` (the ingress had too many
+ * handshakes from us: the window shrinks; may come after `up`, in the reply of a plain dial).
+ */
+export type HandshakeOutcome = 'up' | 'failed' | 'pushed-back';
+
 /** What a granted client holds; both calls are idempotent. */
 export interface DialTicket {
-  /**
-   * The transport is up and the preface sent (or the attempt failed): frees the handshake turn.
-   * `ok` false: the ingress turned the handshake away for having too many (the window shrinks).
-   */
-  readonly handshakeDone: (ok?: boolean) => void;
+  /** The handshake is over (default `up`): frees the handshake turn. */
+  readonly handshakeDone: (outcome?: HandshakeOutcome) => void;
   /** The ingress connection is over (or was never made): frees the turn and the port's and source's slots. */
   readonly release: () => void;
 }
@@ -183,13 +187,13 @@ export class DialGate {
     this.sources.set(source, (this.sources.get(source) ?? 0) + 1);
     let inHandshake = true;
     let held = true;
-    const handshakeDone = (ok = true) => {
+    const handshakeDone = (outcome: HandshakeOutcome = 'up') => {
       // A push-back can come after the preface went out (ERR_743 in the reply of a plain dial).
-      if (!ok) this.window.pushedBack(seq, inFlightAtGrant);
+      if (outcome === 'pushed-back') this.window.pushedBack(seq, inFlightAtGrant);
       if (!inHandshake) return;
       inHandshake = false;
       this.handshakes--;
-      if (ok) {
+      if (outcome === 'up') {
         this.window.completed(this.queued > 0);
         const ms = this.now() - grantedAt;
         this.handshakeMs = this.handshakeMs === 0 ? ms : this.handshakeMs + (ms - this.handshakeMs) / 8;

@@ -79,10 +79,10 @@ describe('DialGate (fair admission)', () => {
     // Each completed handshake with clients waiting adds a turn: the window doubled.
     expect(gate.turns).toBe(2 * INITIAL_WINDOW);
     const granted = await Promise.all(waiting.slice(0, 2 * INITIAL_WINDOW));
-    granted[0]!.handshakeDone(false);
+    granted[0]!.handshakeDone('pushed-back');
     expect(gate.turns).toBe(INITIAL_WINDOW);
     // A second push-back of the same overshoot (a dial granted before the cut) does not cut again.
-    granted[1]!.handshakeDone(false);
+    granted[1]!.handshakeDone('pushed-back');
     expect(gate.turns).toBe(INITIAL_WINDOW);
     for (const t of [...tickets, ...granted]) t!.release();
     for (const w of waiting.slice(2 * INITIAL_WINDOW)) (await w)?.release();
@@ -121,5 +121,23 @@ describe('DialGate (fair admission)', () => {
     busy.release();
     (await later)!.release();
     first.release();
+  });
+
+  it('counts a failed handshake neither as a completion of the window nor in the handshake time', async () => {
+    let t = 0;
+    const gate = new DialGate({ ...limits, maxConcurrentDials: 1000 }, () => t);
+    const tickets = await Promise.all(
+      Array.from({ length: INITIAL_WINDOW }, () => gate.acquire(1, 's', new Cancellation(), 10_000)),
+    );
+    const waiting = gate.acquire(1, 's', new Cancellation(), 10_000);
+    t += 5_000; // e.g. every attempt timed out in its TLS handshake
+    for (const ticket of tickets) ticket!.handshakeDone('failed');
+    expect({ turns: gate.turns, expectedDialMs: gate.expectedDialMs, active: gate.active }).toEqual({
+      turns: INITIAL_WINDOW,
+      expectedDialMs: 0,
+      active: 1, // the turns were freed: the waiter got one
+    });
+    for (const ticket of tickets) ticket!.release();
+    (await waiting)!.release();
   });
 });
