@@ -17,13 +17,22 @@
  *   time, ending slow start) or loses a quarter (later), down to one turn. Push-backs of dials
  *   granted before that cut belong to the same overshoot and are not cut again;
  * - after a push-back the window regrows one turn per handshake up to 7/8 of the ceiling, then
- *   by one turn per window of handshakes (about one per handshake time): it sits just under the
- *   budget, and finds a larger one slowly instead of overshooting every few round trips.
+ *   by an eighth of a turn per handshake: it sits near the budget and finds a larger one within
+ *   a few handshake times, at the cost of a push-back every few handshake times.
  */
 export const INITIAL_WINDOW = 64;
 
 /** Below this share of the learnt ceiling the window regrows at the slow-start rate. */
 const REGROW_SHARE = 7 / 8;
+
+/**
+ * Above it, turns added per handshake completed: an eighth of the window per window of
+ * handshakes. One turn per window (TCP's rate) kept the window under what the ingress took in
+ * the 19:56 UTC runs (see BENCHMARKS "#27 round 3: bursts"): the ceiling learnt from one refused
+ * dial is an underestimate when the ingress's own load varies, and a refusal costs a retry at
+ * the front of the queue, not a client.
+ */
+const PROBE = 1 / 8;
 
 export class DialWindow {
   private size: number;
@@ -57,7 +66,7 @@ export class DialWindow {
   completed(clientsWaiting: boolean): void {
     if (!clientsWaiting || this.size >= this.max) return;
     const fast = this.slowStart || this.size < REGROW_SHARE * this.ceiling;
-    this.size = Math.min(this.max, this.size + (fast ? 1 : 1 / this.size));
+    this.size = Math.min(this.max, this.size + (fast ? 1 : PROBE));
   }
 
   /**

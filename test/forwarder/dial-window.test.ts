@@ -28,7 +28,7 @@ describe('DialWindow (the handshake window, learnt from push-backs)', () => {
     expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 4, learnt: 4 });
   });
 
-  it('regrows fast to 7/8 of the learnt ceiling, then about one turn per window of handshakes', () => {
+  it('regrows fast to 7/8 of the learnt ceiling, then an eighth of a turn per handshake', () => {
     const w = new DialWindow(1000);
     for (let i = 0; i < INITIAL_WINDOW; i++) w.completed(true); // 128
     const [seq] = grantN(w, 1);
@@ -36,8 +36,8 @@ describe('DialWindow (the handshake window, learnt from push-backs)', () => {
     expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 64, learnt: 120 });
     for (let i = 0; i < 41; i++) w.completed(true);
     expect(w.turns).toBe(105); // 7/8 of 120
-    for (let i = 0; i < 110; i++) w.completed(true);
-    expect(w.turns).toBe(106); // one more turn over a window of handshakes, not 105 more
+    for (let i = 0; i < 104; i++) w.completed(true);
+    expect(w.turns).toBe(118); // an eighth of a turn per handshake: 13 more, not 104 more
   });
 
   it('cuts once per overshoot: push-backs of dials granted before the cut do not cut again', () => {
