@@ -1,7 +1,8 @@
 /**
  * The separate processes of the data-path benchmark (bench/datapath.ts), one role each:
  *
- *   upstream  a TCP echo and a TCP sink (reads to EOF, answers with the byte count, ends)
+ *   upstream  a TCP echo, a TCP sink (reads to EOF, answers with the byte count, ends) and a
+ *             TCP source (reads a byte count and a newline, sends that many bytes, ends)
  *   ingress   the mock management API with its binding ingress (plain TCP, loopback)
  *   ingress-tls  the same with a TLS ingress (development certificate; its CA is printed)
  *   relay <ingress> <url> <plain|tls-fresh|tls-cached> [ca-file]
@@ -13,7 +14,7 @@
  * Each prints one JSON line with its addresses, then serves until killed. The forwarder runs as
  * the real CLI (`endpoint-binder forwarder`).
  */
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { connectThroughIngress, type IngressTlsOptions } from '../src/api/ingress/dialer.js';
 import { resetSocket } from '../src/api/ingress/reset.js';
@@ -41,7 +42,33 @@ async function upstream(): Promise<void> {
     s.on('data', (c: Buffer) => (n += c.length));
     s.on('end', () => s.end(`${n}\n`));
   });
-  process.stdout.write(JSON.stringify({ echo: await listen(echo), sink: await listen(sink) }) + '\n');
+  // A download: reads one line, a byte count, then sends that many bytes and ends.
+  const source = createServer({ allowHalfOpen: true }, (s) => {
+    s.on('error', () => undefined);
+    let line = '';
+    const onData = (c: Buffer) => {
+      line += c.toString('latin1');
+      if (!line.includes('\n')) return;
+      s.off('data', onData);
+      s.resume();
+      void sendBytes(s, Number(line.split('\n')[0]));
+    };
+    s.on('data', onData);
+  });
+  process.stdout.write(
+    JSON.stringify({ echo: await listen(echo), sink: await listen(sink), source: await listen(source) }) +
+      '\n',
+  );
+}
+
+/** `total` bytes in 1 MiB writes, respecting backpressure, then a clean end. */
+async function sendBytes(s: Socket, total: number): Promise<void> {
+  const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+  for (let sent = 0; sent < total && !s.destroyed; sent += chunk.length) {
+    if (!s.write(chunk.subarray(0, Math.min(chunk.length, total - sent))))
+      await new Promise((r) => s.once('drain', r));
+  }
+  s.end();
 }
 
 /** The mock ingress's v2 stream window, when the bench asks for one (BENCH_H2_WINDOW, bytes). */

@@ -29,6 +29,7 @@ import { spawnJson } from './support/spawn-json.js';
 const NS = 'endpoint-binder';
 const ECHO_URL = 'tcp://echo.bench:7000';
 const SINK_URL = 'tcp://sink.bench:7001';
+const SOURCE_URL = 'tcp://source.bench:7002';
 
 export interface ForwarderPartArgs {
   conns: number;
@@ -40,6 +41,8 @@ export interface ForwarderPartArgs {
   idle: number;
   only?: string | undefined;
   ingressWindow?: number | undefined;
+  /** The forwarder's v2 stream window (`ingress.streamWindowBytes`; default its own). */
+  forwarderWindow?: number | undefined;
   apiKey: string;
   authtoken: string;
 }
@@ -50,6 +53,8 @@ interface Path {
   rtt: number;
   echo: number;
   sink: number;
+  /** The download's port (upstream → client); direct and forwarders only. */
+  source?: number;
   hopPid?: number; // the forwarder or relay
   ingressPid?: number;
   forwarder: boolean;
@@ -62,6 +67,7 @@ interface Tally {
   conns: number;
   ttfbMs: number[];
   streams: number[];
+  downloads: number[];
   idleKiB?: number;
 }
 
@@ -164,6 +170,25 @@ async function measureRound(p: Path, t: Tally, a: ForwarderPartArgs): Promise<vo
   t.conns += a.conns;
   t.ttfbMs.push(...(await bounded(`${p.label} ttfb`, firstByteTimes(p.echo, a.ttfb))));
   t.streams.push(await bounded(`${p.label} stream`, stream(p.sink, a.mib)));
+  if (p.source) t.downloads.push(await bounded(`${p.label} download`, download(p.source, a.mib)));
+}
+
+/** A `mib` MiB download (upstream → client), MiB/s: from the connect to the source's clean end. */
+async function download(port: number, mib: number): Promise<number> {
+  const want = mib * 1024 * 1024;
+  const s = await dial(port);
+  const t0 = process.hrtime.bigint();
+  const got = await new Promise<number>((resolve, reject) => {
+    let n = 0;
+    s.on('data', (c: Buffer) => (n += c.length));
+    s.once('end', () => resolve(n));
+    s.once('error', reject);
+    s.write(`${want}\n`);
+  });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  s.destroy();
+  if (got !== want) throw new Error(`downloaded ${got} bytes, the source sent ${want}`);
+  return mib / seconds;
 }
 
 const pct = (xs: number[], q: number): number => {
@@ -180,22 +205,26 @@ function row(p: Path, t: Tally): string {
     `CPU/conn hop ${p.hopPid ? us(t.hopCpu) : '-'} µs + ingress ${p.ingressPid ? us(t.ingressCpu) : '-'} µs`,
     `ttfb p50 ${pct(t.ttfbMs, 0.5).toFixed(1)} ms${rttOf(pct(t.ttfbMs, 0.5))} p99 ${pct(t.ttfbMs, 0.99).toFixed(1)} ms${rttOf(pct(t.ttfbMs, 0.99))}`,
     `stream ${median(t.streams).toFixed(1)} MiB/s`,
+    `down ${t.downloads.length ? median(t.downloads).toFixed(1) + ' MiB/s' : '-'}`,
     `idle ${t.idleKiB === undefined ? '-' : t.idleKiB.toFixed(2) + ' KiB/conn'}`,
   ].join(' | ');
 }
 
 export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
   log(
-    `datapath-v2 forwarder bench: node ${process.version}, ${a.pairs} rounds of ${a.conns} connections x${a.concurrency}, ${a.ttfb} sequential first bytes, ${a.mib} MiB stream per path; ${a.idle} idle; RTT 0 and ${a.rtt} ms`,
+    `datapath-v2 forwarder bench: node ${process.version}, ${a.pairs} rounds of ${a.conns} connections x${a.concurrency}, ${a.ttfb} sequential first bytes, ${a.mib} MiB upload and download per path; ${a.idle} idle; RTT 0 and ${a.rtt} ms; windows: ingress ${a.ingressWindow ?? 'default'}, forwarder ${a.forwarderWindow ?? 'default'}`,
   );
   log(`load average at start: ${await loadAverage()}`);
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
-    typeof o['echo'] === 'number' ? { echo: o['echo'], sink: o['sink'] as number } : undefined,
+    typeof o['echo'] === 'number'
+      ? { echo: o['echo'], sink: o['sink'] as number, source: o['source'] as number }
+      : undefined,
   );
   const ingresses = { plain: await ingressRole('ingress', a), tls: await ingressRole('ingress-tls', a) };
   for (const ing of Object.values(ingresses)) {
     await createTcpEndpoint(ing.value.api, a.apiKey, ECHO_URL, up.value.echo);
     await createTcpEndpoint(ing.value.api, a.apiKey, SINK_URL, up.value.sink);
+    await createTcpEndpoint(ing.value.api, a.apiKey, SOURCE_URL, up.value.source);
   }
   const dir = await mkdtemp(join(tmpdir(), 'datapath-v2-bench-'));
   const caFile = join(dir, 'ingress-ca.pem');
@@ -206,7 +235,14 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
   const proxies = [];
 
   const paths: Path[] = [
-    { label: 'direct', rtt: 0, echo: up.value.echo, sink: up.value.sink, forwarder: false },
+    {
+      label: 'direct',
+      rtt: 0,
+      echo: up.value.echo,
+      sink: up.value.sink,
+      source: up.value.source,
+      forwarder: false,
+    },
   ];
   for (const sec of ['plain', 'tls'] as const) {
     const ing = ingresses[sec].value;
@@ -234,7 +270,7 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
         address = proxy.address;
       }
       for (const protocol of ['v1', 'v2'] as const) {
-        const [echo, sink] = [await freePort(), await freePort()];
+        const [echo, sink, source] = [await freePort(), await freePort(), await freePort()];
         const child = await startForwarderProcess({
           sim,
           kubeconfig,
@@ -242,10 +278,17 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
           release: `b27-${protocol}-${sec}-${rtt}`,
           namespace: NS,
           authtoken: a.authtoken,
-          ingress: { address, tls: sec === 'tls', protocol, ...(sec === 'tls' ? { caFile } : {}) },
+          ingress: {
+            address,
+            tls: sec === 'tls',
+            protocol,
+            ...(sec === 'tls' ? { caFile } : {}),
+            ...(a.forwarderWindow ? { streamWindowBytes: a.forwarderWindow } : {}),
+          },
           routes: [
             [echo, ECHO_URL],
             [sink, SINK_URL],
+            [source, SOURCE_URL],
           ],
         });
         paths.push({
@@ -253,6 +296,7 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
           rtt,
           echo,
           sink,
+          source,
           hopPid: child.pid!,
           ingressPid: ingresses[sec].child.pid!,
           forwarder: true,
@@ -266,7 +310,10 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
     paths.splice(0, paths.length, ...paths.filter((p) => only.test(p.label)));
   }
   const tallies = new Map<Path, Tally>(
-    paths.map((p) => [p, { rates: [], hopCpu: 0, ingressCpu: 0, conns: 0, ttfbMs: [], streams: [] }]),
+    paths.map((p) => [
+      p,
+      { rates: [], hopCpu: 0, ingressCpu: 0, conns: 0, ttfbMs: [], streams: [], downloads: [] },
+    ]),
   );
   for (const p of paths) {
     await bounded(`${p.label} warm-up`, connectionRate(p.echo, 100, a.concurrency));

@@ -8,7 +8,8 @@
  * 0 ms. Per path: new connections/s and CPU per connection (the forwarder's or relay's process and
  * the ingress process, from /proc; the client and the delay proxy share this process and are not
  * counted), the time from the client's connect to the echo of its first byte (sent at once),
- * p50/p99 of sequential connections, a `--mib` MiB stream to a sink, and the forwarder's RSS growth
+ * p50/p99 of sequential connections, a `--mib` MiB stream to a sink (upload) and from a source
+ * (download; direct and forwarders), and the forwarder's RSS growth
  * per idle forwarded connection (`--idle` connections, each after one echo; 0 ms paths only).
  * Every path is measured once per round, `--pairs` rounds, in a fixed order.
  *
@@ -55,6 +56,8 @@ const Args = z.object({
   only: z.string().min(1).optional(),
   /** forwarder part: the mock ingress's per-stream window (`h2_window_bytes`, default its own 1 MiB). */
   'ingress-window': z.coerce.number().int().min(65_535).max(2_147_483_647).optional(),
+  /** forwarder part: the forwarder's v2 stream window (`ingress.streamWindowBytes`, default its own). */
+  'forwarder-window': z.coerce.number().int().min(65_535).max(2_147_483_647).optional(),
 });
 const args = parseBenchArgs('bench/datapath-v2.ts', Args);
 
@@ -223,6 +226,7 @@ try {
     : forwarderPart({
         ...args,
         ingressWindow: args['ingress-window'],
+        forwarderWindow: args['forwarder-window'],
         apiKey: API_KEY,
         authtoken: AUTHTOKEN,
       }));

@@ -11,6 +11,8 @@ export interface ForwarderIngress {
   tls: boolean;
   caFile?: string;
   protocol?: 'auto' | 'v1' | 'v2';
+  /** v2: the stream window, bytes (default the forwarder's own). */
+  streamWindowBytes?: number;
 }
 
 /**

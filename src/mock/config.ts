@@ -76,7 +76,8 @@ const IngressConfig = z
     h2_answer_delay_ms: z.number().int().min(0).max(60_000).default(0),
     /**
      * v2: flow-control window per stream, bytes (the session's is sixteen times it, capped at
-     * 2^31-1). 2 MiB and more stall the 50 × 16 MiB echo test over TLS (docs/ingress.md).
+     * 2^31-1). Large windows on both sides let two Node sessions stall each other when both
+     * directions carry more than the kernel buffers hold (docs/ingress.md "Known stall").
      */
     h2_window_bytes: z
       .number()
