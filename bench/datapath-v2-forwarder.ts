@@ -4,7 +4,6 @@
  * minimal relay, in one run.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseHostPort } from '../src/net/host-port.js';
@@ -16,8 +15,8 @@ import {
   bounded,
   connectionRate,
   cpuSeconds,
-  dial,
   freePort,
+  holdIdle,
   loadAverage,
   median,
   oneConnection,
@@ -105,46 +104,13 @@ async function firstByteTimes(port: number, n: number): Promise<number[]> {
 async function idleKiB(pid: number, port: number, n: number): Promise<number> {
   await new Promise((r) => setTimeout(r, 1000));
   const before = await rssMiB(pid);
-  const idle: Socket[] = [];
-  let next = 0;
-  let failed = 0;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next < n) {
-        next++;
-        const s = await dial(port).catch(() => undefined);
-        if (!s) {
-          failed++;
-          continue;
-        }
-        s.on('error', () => undefined); // a reset is counted, not thrown
-        const ok = await new Promise<boolean>((resolve) => {
-          // No echo within 10 s counts as failed, so a stuck path cannot hang the run.
-          const timer = setTimeout(() => {
-            s.destroy();
-            resolve(false);
-          }, 10_000);
-          s.once('data', () => {
-            clearTimeout(timer);
-            resolve(true);
-          });
-          s.once('close', () => {
-            clearTimeout(timer);
-            resolve(false);
-          });
-          s.write('x');
-        });
-        if (ok) idle.push(s);
-        else failed++;
-      }
-    }),
-  );
+  const { held, failed } = await holdIdle(port, n);
   await new Promise((r) => setTimeout(r, 2000));
   const after = await rssMiB(pid);
-  for (const s of idle) s.destroy();
+  for (const s of held) s.destroy();
   await new Promise((r) => setTimeout(r, 1000));
   if (failed > 0) log(`idle ${pid}: ${failed} of ${n} connections failed before their echo`);
-  return ((after - before) * 1024) / idle.length;
+  return ((after - before) * 1024) / held.length;
 }
 
 async function measureRound(p: Path, t: Tally, a: ForwarderPartArgs): Promise<void> {

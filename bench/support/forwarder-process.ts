@@ -31,6 +31,13 @@ export async function startForwarderProcess(opts: {
   nodeFlags?: string[];
   /** More top-level forwarder config (e.g. `dialOn`). */
   config?: Record<string, unknown>;
+  /** Runs the CLI of another checkout (a before/after run in one bench). */
+  cwd?: string;
+  /**
+   * The CLI's entry: the sources through tsx (default), or a compiled build such as `dist/cli/main.js`
+   * as the image runs it (tsx wraps every named function in `__name`, which costs memory per closure).
+   */
+  entry?: string;
 }): Promise<ChildProcess> {
   const identity = { release: opts.release, operatorNamespace: opts.namespace };
   const groupPorts = opts.routes.map(([forwarderPort, url]) => {
@@ -69,7 +76,7 @@ export async function startForwarderProcess(opts: {
   const fwd = await spawnJson(
     [
       ...(opts.nodeFlags ?? []),
-      'src/cli/main.ts',
+      opts.entry ?? 'src/cli/main.ts',
       'forwarder',
       '--config',
       config,
@@ -78,6 +85,7 @@ export async function startForwarderProcess(opts: {
     ],
     { ENDPOINT_BINDER_AUTHTOKEN: opts.authtoken },
     (o) => (o['msg'] === 'forwarder listener bound' && ++bound === opts.routes.length ? true : undefined),
+    opts.cwd ? { cwd: opts.cwd } : {},
   );
   return fwd.child;
 }
