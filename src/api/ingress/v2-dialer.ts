@@ -280,7 +280,9 @@ export class IngressV2Pool {
       throw new IngressError('ERR_790', `the HTTP/2 session with the ingress is gone (${String(err)})`);
     }
     pooled.active++;
-    stream.once('close', () => {
+    // `on`, not `once`, for events that fire once: `once` adds a wrapper object and a bound
+    // function per listener, and this stream may stay open (idle) for hours.
+    stream.on('close', () => {
       pooled.active--;
       pooled.limit = undefined;
     });
@@ -292,24 +294,15 @@ export class IngressV2Pool {
         settled = true;
         clearTimeout(timer);
         o.signal?.removeEventListener('abort', onAbort);
+        // Nothing keeps this answer's state (the options, the timer) alive once it settled.
+        stream.off('close', onCloseUnanswered);
         if (err) {
           if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
           reject(err);
         } else resolve();
       };
       const onAbort = () => done(new IngressError('ERR_794', 'aborted by the caller'));
-      const timer = setTimeout(
-        () => done(new IngressError('ERR_791', `no response from the ingress within ${o.timeoutMs} ms`)),
-        o.timeoutMs,
-      );
-      if (o.signal?.aborted) return onAbort();
-      o.signal?.addEventListener('abort', onAbort, { once: true });
-      stream.once('response', (headers: IncomingHttpHeaders) => {
-        const status = Number(headers[':status']);
-        if (status === 200) return done();
-        readRefusal(stream, headers).then(done, done);
-      });
-      stream.once('close', () => {
+      const onCloseUnanswered = () => {
         if (stream.rstCode === constants.NGHTTP2_REFUSED_STREAM) {
           // The session is full for now (fewer streams than it announced): the next pick avoids it.
           pooled.limit = Math.max(0, pooled.active);
@@ -321,7 +314,19 @@ export class IngressV2Pool {
               `the ingress reset the stream before answering (code ${stream.rstCode})`,
             ),
           );
+      };
+      const timer = setTimeout(
+        () => done(new IngressError('ERR_791', `no response from the ingress within ${o.timeoutMs} ms`)),
+        o.timeoutMs,
+      );
+      if (o.signal?.aborted) return onAbort();
+      o.signal?.addEventListener('abort', onAbort, { once: true });
+      stream.once('response', (headers: IncomingHttpHeaders) => {
+        const status = Number(headers[':status']);
+        if (status === 200) return done();
+        readRefusal(stream, headers).then(done, done);
       });
+      stream.on('close', onCloseUnanswered);
     });
     response.catch(() => undefined);
     return { stream, response };
