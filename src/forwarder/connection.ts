@@ -391,11 +391,13 @@ export class ForwardedConnection {
       aborted: (reason) => this.abortBoth('ingress_error', reason),
       closed: onClose,
     });
-    client.once('end', () => {
+    // `on`, not `once` (each fires once): `once` costs a wrapper and a bound function per
+    // listener, for as long as the connection is open.
+    client.on('end', () => {
       clientEnded = true;
       onCleanEnd(client, () => upstream.end());
     });
-    client.once('close', () => {
+    client.on('close', () => {
       if (!clientEnded) this.abortBoth('client_error', 'closed without an end of stream');
       onClose();
     });
