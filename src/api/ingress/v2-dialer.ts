@@ -56,6 +56,13 @@ interface Pooled {
   limit?: number | undefined;
 }
 
+/**
+ * A stream's errors are told through `response` and the upstream's watch; this keeps an unwatched
+ * one from throwing. Module-level: a closure made in request() would keep its scope (the options,
+ * the authtoken among them) alive for as long as the stream is open.
+ */
+const ignoreError = (): void => undefined;
+
 /** How many times a stream refused for lack of concurrency is tried on another session. */
 const REFUSED_RETRIES = 3;
 
@@ -279,14 +286,8 @@ export class IngressV2Pool {
       pooled.usable = false;
       throw new IngressError('ERR_790', `the HTTP/2 session with the ingress is gone (${String(err)})`);
     }
-    pooled.active++;
-    // `on`, not `once`, for events that fire once: `once` adds a wrapper object and a bound
-    // function per listener, and this stream may stay open (idle) for hours.
-    stream.on('close', () => {
-      pooled.active--;
-      pooled.limit = undefined;
-    });
-    stream.on('error', () => undefined);
+    countActive(pooled, stream);
+    stream.on('error', ignoreError);
     const response = new Promise<void>((resolve, reject) => {
       let settled = false;
       const done = (err?: Error) => {
@@ -331,6 +332,20 @@ export class IngressV2Pool {
     response.catch(() => undefined);
     return { stream, response };
   }
+}
+
+/**
+ * Counts `stream` on its session until it closes. A function of its own so that the listener,
+ * which lives as long as the stream (idle for hours), holds only these two and not the request's
+ * options (the authtoken among them). `on`, not `once`: 'close' fires once, and `once` adds a
+ * wrapper object and a bound function per listener.
+ */
+function countActive(pooled: Pooled, stream: ClientHttp2Stream): void {
+  pooled.active++;
+  stream.on('close', () => {
+    pooled.active--;
+    pooled.limit = undefined;
+  });
 }
 
 function tlsOptions(
