@@ -18,6 +18,7 @@ import type { DialTrigger } from './config.js';
 import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
+import { Pump } from './pump.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { OpenUpstream, Upstream } from './upstream.js';
@@ -127,6 +128,8 @@ export class ForwardedConnection {
   private earlyBytes = 0;
   /** Piping started: the closes of both sides are watched. */
   private piped = false;
+  /** The client's bytes on their way to the upstream, once piped. */
+  private toUpstream: Pump | undefined;
   /** This connection's share of the ingress, held from the grant until the connection is over. */
   private ticket: DialTicket | undefined;
   private outcome: Outcome | undefined;
@@ -404,10 +407,10 @@ export class ForwardedConnection {
     client.setNoDelay(true);
     client.off('readable', this.onReadable);
     if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());
-    // pipe() gives backpressure (pause when the other side's buffer is full); half-close is
+    // Pumps give backpressure (pause when the other side's buffer is full); half-close is
     // passed on by the 'end' handlers above (with allowHalfOpen, end() sends only our FIN).
-    client.pipe(duplex, { end: false });
-    duplex.pipe(client, { end: false });
+    this.toUpstream = new Pump(client, duplex);
+    new Pump(duplex, client);
     client.resume();
     duplex.resume();
   }
@@ -445,7 +448,7 @@ export class ForwardedConnection {
     const { client, ctx } = this;
     if (!this.sawData || client.bytesWritten > 0 || client.destroyed || client.writableEnded) return false;
     if (!ctx.url.startsWith('http://')) return false;
-    if (this.upstream) client.unpipe(this.upstream.duplex);
+    this.toUpstream?.stop();
     client.on('data', () => undefined);
     client.resume();
     const what =
