@@ -13,6 +13,11 @@ import { writeHeapSnapshot } from 'node:v8';
 import { z } from 'zod';
 import { memoryProbePaths } from './memory-probe-paths.js';
 
+// tsx (loaded before this probe) turns source maps on, and Node then keeps each module's source
+// map data (lineLengths…) on the heap, growing as stack traces are made; the image runs node
+// without them. The forwarder's modules load after this line.
+process.setSourceMapsEnabled(false);
+
 const Request = z.object({ seq: z.number().int(), snapshot: z.boolean() });
 
 function fullGc(): void {
