@@ -7,6 +7,8 @@
  *             a minimal v2 relay on bare node:http2 (not this project's dialer): accept, one
  *             CONNECT stream per client on one long-lived session to the ingress, pipe both
  *             ways; the floor of a forwarded connection over v2 (socket + stream)
+ *   h2-bare …  the same with a 'data' listener each way instead of pipe() (no backpressure): the
+ *             floor without pipe()'s own state
  *
  * Each prints one JSON line with its port, then serves until killed.
  */
@@ -42,7 +44,14 @@ function session(address: string, tls: boolean, ca: string | undefined, window: 
   return s;
 }
 
-async function h2Relay(address: string, url: string, tls: boolean, ca: string | undefined, window?: number) {
+async function h2Relay(
+  address: string,
+  url: string,
+  tls: boolean,
+  ca: string | undefined,
+  window: number | undefined,
+  bare: boolean,
+) {
   // Sessions as the server's MAX_CONCURRENT_STREAMS requires (the mock ingress: 256 streams each).
   const pool: { h2: ClientHttp2Session; active: number }[] = [];
   const pick = () => {
@@ -70,25 +79,32 @@ async function h2Relay(address: string, url: string, tls: boolean, ca: string | 
       stream.once('close', () => p.active--);
       stream.on('error', () => client.destroy());
       client.on('close', () => stream.destroy());
-      client.pipe(stream);
-      stream.pipe(client);
+      if (bare) {
+        // No pipe(), no backpressure: the least a relay can hold per connection.
+        client.on('data', (c: Buffer) => stream.write(c));
+        stream.on('data', (c: Buffer) => client.write(c));
+      } else {
+        client.pipe(stream);
+        stream.pipe(client);
+      }
     }),
   );
 }
 
 const [role, address, url, mode, caFile, window] = process.argv.slice(2);
 if (role === 'sockets') await sockets();
-else if (role === 'h2-relay' && address && url)
+else if ((role === 'h2-relay' || role === 'h2-bare') && address && url)
   await h2Relay(
     address,
     url,
     mode === 'tls',
     caFile && caFile !== '-' ? readFileSync(caFile, 'utf8') : undefined,
     window ? Number(window) : undefined,
+    role === 'h2-bare',
   );
 else {
   process.stderr.write(
-    `usage: idle-memory-roles.ts sockets | h2-relay <ingress> <url> <plain|tls> [ca-file] [window] (got ${role ?? 'nothing'})\n`,
+    `usage: idle-memory-roles.ts sockets | h2-relay|h2-bare <ingress> <url> <plain|tls> [ca-file] [window] (got ${role ?? 'nothing'})\n`,
   );
   process.exit(2);
 }

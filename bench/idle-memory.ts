@@ -3,18 +3,22 @@
  *
  * Each subject is a separate process run with `--expose-gc` and the bench-only memory probe
  * (bench/support/memory-probe.ts, preloaded with `--import`; production never loads it). Per
- * subject: a warm-up of 200 connections, then full GC + process.memoryUsage() at 0 held, at
- * `--idle` held connections (each held after the echo of its one byte) and after they closed.
- * The figures are the growth per held connection of rss, heapUsed, external and arrayBuffers;
- * with `--snapshot yes`, a heap snapshot at 0 and at N and the constructors that grew, per
- * connection.
+ * subject: a warm-up of 200 connections, then full GC + process.memoryUsage() at 0 held, at N/2
+ * and N = `--idle` held connections (each held after the echo of its one byte), and after they
+ * closed. Printed: the growth per held connection of each memoryUsage() field and of rss −
+ * heapTotal (outside V8's heap, roughly), 0 → N and N/2 → N, and the rss growth 0 → N read just
+ * before the forced GC at N. With `--snapshot yes|keep`, heap snapshots at N/2 and N and the
+ * groups (constructor, closure name, native object) that grew, per connection.
  *
  * Subjects: the floors (bench/idle-memory-roles.ts: `sockets`, a TCP echo holding one net.Socket
- * per connection; `h2 relay`, a minimal relay on bare node:http2, socket + CONNECT stream) and the
- * real forwarder CLI over v2 (and v1), plain and TLS, against the mock ingress; with `--before
- * <dir>` also the forwarder of another checkout (e.g. a worktree of main), in the same run.
+ * per connection; `h2-relay`, a minimal relay on bare node:http2, socket + CONNECT stream, piped
+ * both ways; `h2-bare`, the same with a 'data' listener each way instead of pipe()) and the real
+ * forwarder CLI over v2 and v1, plain and TLS, against the mock ingress, as the image runs it
+ * (`dist/cli/main.js`, so `npm run build` first; `--build src` runs the sources through tsx);
+ * with `--before <dist dir>` also another build (e.g. `cp -r dist dist-before` on main), in the
+ * same run.
  *
- *   npx tsx bench/idle-memory.ts [--idle 2000 --snapshot no --only 'v2' --before /path/to/main]
+ *   npx tsx bench/idle-memory.ts [--idle 2000 --snapshot no --only 'v2' --before dist-before]
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -189,11 +193,12 @@ async function main(): Promise<void> {
 
   const starts: [string, () => Promise<{ pid: number; port: number }>][] = [
     ['floor sockets', () => floorRole(['sockets'])],
-    ...(['plain', 'tls'] as const).map((sec): [string, () => Promise<{ pid: number; port: number }>] => [
-      `floor h2 relay ${sec}`,
-      () =>
-        floorRole(['h2-relay', ingresses[sec].value.ingress, ECHO_URL, sec, sec === 'tls' ? caFile : '-']),
-    ]),
+    ...(['h2-relay', 'h2-bare'] as const).flatMap((role) =>
+      (['plain', 'tls'] as const).map((sec): [string, () => Promise<{ pid: number; port: number }>] => [
+        `floor ${role} ${sec}`,
+        () => floorRole([role, ingresses[sec].value.ingress, ECHO_URL, sec, sec === 'tls' ? caFile : '-']),
+      ]),
+    ),
   ];
   const mainJs = (dist: string) => join(dist, 'cli', 'main.js');
   const entries: [string, string | undefined][] = [['', args.build === 'dist' ? mainJs('dist') : undefined]];
