@@ -3,13 +3,10 @@
  * and v2, plain and TLS, at 0 ms and `rtt` ms between forwarder and ingress, beside direct and the
  * minimal relay, in one run.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseHostPort } from '../src/net/host-port.js';
-import { startKubesim } from '../src/kubesim/index.js';
 import { startDelayProxy } from './datapath-delay-proxy.js';
 import { createTcpEndpoint } from './support/endpoints.js';
+import { forwarderWorld } from './support/forwarder-world.js';
 import { startForwarderProcess } from './support/forwarder-process.js';
 import {
   bounded,
@@ -159,12 +156,11 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
     await createTcpEndpoint(ing.value.api, a.apiKey, ECHO_URL, up.value.echo);
     await createTcpEndpoint(ing.value.api, a.apiKey, SINK_URL, up.value.sink);
   }
-  const dir = await mkdtemp(join(tmpdir(), 'datapath-v2-bench-'));
-  const caFile = join(dir, 'ingress-ca.pem');
-  await writeFile(caFile, ingresses.tls.value.ca);
-  const sim = await startKubesim({ initialNamespaces: ['default', NS] });
-  const kubeconfig = join(dir, 'kubeconfig');
-  await sim.writeKubeconfig(kubeconfig);
+  const { dir, caFile, sim, kubeconfig } = await forwarderWorld(
+    'datapath-v2-bench-',
+    NS,
+    ingresses.tls.value.ca,
+  );
   const proxies = [];
 
   const paths: Path[] = [

@@ -20,14 +20,13 @@
  *
  *   npx tsx bench/idle-memory.ts [--idle 2000 --snapshot no --only 'v2' --before dist-before]
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { startKubesim } from '../src/kubesim/index.js';
 import { parseBenchArgs } from './support/args.js';
 import { createTcpEndpoint } from './support/endpoints.js';
+import { forwarderWorld } from './support/forwarder-world.js';
 import { startForwarderProcess } from './support/forwarder-process.js';
 import { perConnectionGrowth, summarizeHeapSnapshot } from './support/heap-snapshot.js';
 import { connectionRate, freePort, holdIdle, loadAverage, rssMiB } from './support/load.js';
@@ -182,12 +181,11 @@ async function main(): Promise<void> {
   const ingresses = { plain: await ingressRole('ingress'), tls: await ingressRole('ingress-tls') };
   for (const ing of Object.values(ingresses))
     await createTcpEndpoint(ing.value.api, API_KEY, ECHO_URL, up.value);
-  const dir = await mkdtemp(join(tmpdir(), 'idle-memory-bench-'));
-  const caFile = join(dir, 'ingress-ca.pem');
-  await writeFile(caFile, ingresses.tls.value.ca);
-  const sim = await startKubesim({ initialNamespaces: ['default', NS] });
-  const kubeconfig = join(dir, 'kubeconfig');
-  await sim.writeKubeconfig(kubeconfig);
+  const { dir, caFile, sim, kubeconfig } = await forwarderWorld(
+    'idle-memory-bench-',
+    NS,
+    ingresses.tls.value.ca,
+  );
   const only = args.only ? new RegExp(args.only) : undefined;
   const wanted = (label: string) => !only || only.test(label);
 
