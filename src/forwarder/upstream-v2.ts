@@ -6,8 +6,8 @@
  * One object per idle forwarded connection, so it is a class (its methods live once on the
  * prototype; an object literal with a getter and a closure per method cost ~1 KiB of heap per
  * connection, BENCHMARKS.md "#27 round 3: idle memory"), and each stream event has one plain
- * listener (`on`, not `once`: each fires at most once, and `once` adds a wrapper and a bound
- * function per listener). The stream's 'error' listener of the dialer (v2-dialer.ts) keeps an
+ * listener shared by all streams (`on`, not `once`: each fires at most once, and `once` adds a
+ * wrapper and a bound function per listener). The stream's 'error' listener of the dialer (v2-dialer.ts) keeps an
  * unwatched stream's error from throwing.
  */
 import { constants, type ClientHttp2Stream } from 'node:http2';
@@ -44,15 +44,18 @@ class StreamUpstream implements Upstream {
   }
 
   watch(events: UpstreamEvents): void {
-    const { stream } = this;
+    const stream = this.stream as WatchedStream;
     this.events = events;
-    stream.on('data', (c: Buffer) => (this.bytes += c.length));
-    stream.on('error', (err: NodeJS.ErrnoException) => this.tellAbort(err.code ?? err.message));
-    stream.on('aborted', () => this.tellAbort('the ingress reset the stream'));
-    // A reset also ends the readable side; it is known (rstCode) by the time the close was
-    // processed, so decide one turn later.
-    stream.on('end', () => setImmediate(() => this.onEnd()));
-    stream.on('close', () => setImmediate(() => this.onClose()));
+    stream[UPSTREAM] = this;
+    stream.on('data', onStreamData);
+    stream.on('error', onStreamError);
+    stream.on('aborted', onStreamAborted);
+    stream.on('end', onStreamEnd);
+    stream.on('close', onStreamClose);
+  }
+
+  counted(bytes: number): void {
+    this.bytes += bytes;
   }
 
   end(): void {
@@ -66,7 +69,8 @@ class StreamUpstream implements Upstream {
     stream.destroy();
   }
 
-  private onEnd(): void {
+  /** Decided one turn after 'end' (see onStreamEnd). */
+  onEnd(): void {
     if (wasReset(this.stream)) this.tellAbort(`the ingress reset the stream (code ${this.stream.rstCode})`);
     else {
       this.ended = true;
@@ -74,18 +78,53 @@ class StreamUpstream implements Upstream {
     }
   }
 
-  private onClose(): void {
+  /** Decided one turn after 'close' (see onStreamClose). */
+  onClose(): void {
     const { stream } = this;
     if (wasReset(stream)) this.tellAbort(`the ingress reset the stream (code ${stream.rstCode})`);
     else if (!this.ended && !stream.readableEnded) this.tellAbort('closed without an end of stream');
     this.events?.closed();
   }
 
-  private tellAbort(reason: string): void {
+  tellAbort(reason: string): void {
     if (this.abortTold) return;
     this.abortTold = true;
     this.events?.aborted(reason);
   }
+}
+
+/*
+ * The stream's listeners, shared by every stream rather than closures per stream (an idle
+ * connection keeps them for hours): an EventEmitter calls a listener with the emitter as `this`,
+ * and a watched stream carries its upstream.
+ */
+const UPSTREAM = Symbol('the upstream watching this stream');
+type WatchedStream = ClientHttp2Stream & { [UPSTREAM]?: StreamUpstream };
+
+function onStreamData(this: WatchedStream, c: Buffer): void {
+  this[UPSTREAM]?.counted(c.length);
+}
+
+function onStreamError(this: WatchedStream, err: NodeJS.ErrnoException): void {
+  this[UPSTREAM]?.tellAbort(err.code ?? err.message);
+}
+
+function onStreamAborted(this: WatchedStream): void {
+  this[UPSTREAM]?.tellAbort('the ingress reset the stream');
+}
+
+/**
+ * A reset also ends the readable side; it is known (rstCode) by the time the close was processed,
+ * so decide one turn later.
+ */
+function onStreamEnd(this: WatchedStream): void {
+  const upstream = this[UPSTREAM];
+  if (upstream) setImmediate(() => upstream.onEnd());
+}
+
+function onStreamClose(this: WatchedStream): void {
+  const upstream = this[UPSTREAM];
+  if (upstream) setImmediate(() => upstream.onClose());
 }
 
 function wasReset(stream: ClientHttp2Stream): boolean {
