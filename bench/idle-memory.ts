@@ -234,6 +234,8 @@ async function main(): Promise<void> {
     const { pid, port } = await start();
     await measure({ label, pid, port });
     process.kill(pid, 'SIGKILL');
+    const probeFiles = memoryProbePaths(pid);
+    for (const f of [probeFiles.request, probeFiles.answer]) await rm(f, { force: true });
   }
   log(`load average at end: ${await loadAverage()}`);
   await sim.stop();
