@@ -3,14 +3,10 @@
  * and v2, plain and TLS, at 0 ms and `rtt` ms between forwarder and ingress, beside direct and the
  * minimal relay, in one run.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseHostPort } from '../src/net/host-port.js';
-import { startKubesim } from '../src/kubesim/index.js';
 import { startDelayProxy } from './datapath-delay-proxy.js';
 import { createTcpEndpoint } from './support/endpoints.js';
+import { forwarderWorld } from './support/forwarder-world.js';
 import { startForwarderProcess } from './support/forwarder-process.js';
 import {
   bounded,
@@ -18,6 +14,7 @@ import {
   cpuSeconds,
   dial,
   freePort,
+  holdIdle,
   loadAverage,
   median,
   oneConnection,
@@ -115,46 +112,13 @@ async function firstByteTimes(port: number, n: number): Promise<number[]> {
 async function idleKiB(pid: number, port: number, n: number): Promise<number> {
   await new Promise((r) => setTimeout(r, 1000));
   const before = await rssMiB(pid);
-  const idle: Socket[] = [];
-  let next = 0;
-  let failed = 0;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next < n) {
-        next++;
-        const s = await dial(port).catch(() => undefined);
-        if (!s) {
-          failed++;
-          continue;
-        }
-        s.on('error', () => undefined); // a reset is counted, not thrown
-        const ok = await new Promise<boolean>((resolve) => {
-          // No echo within 10 s counts as failed, so a stuck path cannot hang the run.
-          const timer = setTimeout(() => {
-            s.destroy();
-            resolve(false);
-          }, 10_000);
-          s.once('data', () => {
-            clearTimeout(timer);
-            resolve(true);
-          });
-          s.once('close', () => {
-            clearTimeout(timer);
-            resolve(false);
-          });
-          s.write('x');
-        });
-        if (ok) idle.push(s);
-        else failed++;
-      }
-    }),
-  );
+  const { held, failed } = await holdIdle(port, n);
   await new Promise((r) => setTimeout(r, 2000));
   const after = await rssMiB(pid);
-  for (const s of idle) s.destroy();
+  for (const s of held) s.destroy();
   await new Promise((r) => setTimeout(r, 1000));
   if (failed > 0) log(`idle ${pid}: ${failed} of ${n} connections failed before their echo`);
-  return ((after - before) * 1024) / idle.length;
+  return ((after - before) * 1024) / held.length;
 }
 
 async function measureRound(p: Path, t: Tally, a: ForwarderPartArgs): Promise<void> {
@@ -226,12 +190,11 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
     await createTcpEndpoint(ing.value.api, a.apiKey, SINK_URL, up.value.sink);
     await createTcpEndpoint(ing.value.api, a.apiKey, SOURCE_URL, up.value.source);
   }
-  const dir = await mkdtemp(join(tmpdir(), 'datapath-v2-bench-'));
-  const caFile = join(dir, 'ingress-ca.pem');
-  await writeFile(caFile, ingresses.tls.value.ca);
-  const sim = await startKubesim({ initialNamespaces: ['default', NS] });
-  const kubeconfig = join(dir, 'kubeconfig');
-  await sim.writeKubeconfig(kubeconfig);
+  const { dir, caFile, sim, kubeconfig } = await forwarderWorld(
+    'datapath-v2-bench-',
+    NS,
+    ingresses.tls.value.ca,
+  );
   const proxies = [];
 
   const paths: Path[] = [

@@ -33,8 +33,13 @@ export async function startForwarderProcess(opts: {
   nodeFlags?: string[];
   /** More top-level forwarder config (e.g. `dialOn`). */
   config?: Record<string, unknown>;
-  /** Runs the forwarder of another checkout (with its node_modules), for a before/after run. */
+  /** Runs the CLI of another checkout (a before/after run in one bench). */
   cwd?: string;
+  /**
+   * The CLI's entry: the sources through tsx (default), or a compiled build such as `dist/cli/main.js`
+   * as the image runs it (tsx wraps every named function in `__name`, which costs memory per closure).
+   */
+  entry?: string;
 }): Promise<ChildProcess> {
   const identity = { release: opts.release, operatorNamespace: opts.namespace };
   const groupPorts = opts.routes.map(([forwarderPort, url]) => {
@@ -73,7 +78,7 @@ export async function startForwarderProcess(opts: {
   const fwd = await spawnJson(
     [
       ...(opts.nodeFlags ?? []),
-      'src/cli/main.ts',
+      opts.entry ?? 'src/cli/main.ts',
       'forwarder',
       '--config',
       config,

@@ -122,3 +122,45 @@ export async function rssMiB(pid: number): Promise<number> {
   const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
   return kb / 1024;
 }
+
+/**
+ * `n` idle connections to `port`, opened 50 at a time, each held after the echo of its one byte;
+ * one without its echo within 10 s (or closed) is counted as failed, so a stuck path cannot hang
+ * the run. The caller destroys the held sockets.
+ */
+export async function holdIdle(port: number, n: number): Promise<{ held: Socket[]; failed: number }> {
+  const held: Socket[] = [];
+  let next = 0;
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < n) {
+        next++;
+        const s = await dial(port).catch(() => undefined);
+        if (!s) {
+          failed++;
+          continue;
+        }
+        s.on('error', () => undefined); // a reset is counted, not thrown
+        const ok = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => {
+            s.destroy();
+            resolve(false);
+          }, 10_000);
+          s.once('data', () => {
+            clearTimeout(timer);
+            resolve(true);
+          });
+          s.once('close', () => {
+            clearTimeout(timer);
+            resolve(false);
+          });
+          s.write('x');
+        });
+        if (ok) held.push(s);
+        else failed++;
+      }
+    }),
+  );
+  return { held, failed };
+}

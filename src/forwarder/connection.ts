@@ -18,9 +18,10 @@ import type { DialTrigger } from './config.js';
 import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
+import { Pump } from './pump.js';
 import { decideRetry } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
-import type { OpenUpstream, Upstream } from './upstream.js';
+import type { OpenUpstream, Upstream, UpstreamEvents } from './upstream.js';
 import type { DialResult } from './url-health.js';
 
 export type Outcome =
@@ -119,7 +120,23 @@ function plainIp(addr: string | undefined): string | undefined {
   return addr.startsWith('::ffff:') ? addr.slice(7) : addr;
 }
 
-export class ForwardedConnection {
+/*
+ * The client's listeners while piped, shared by every connection rather than closures per
+ * connection: an EventEmitter calls a listener with the emitter as `this`, and a piped client
+ * socket carries its connection.
+ */
+const CONNECTION = Symbol('the forwarded connection of this client socket');
+type ClientSocket = Socket & { [CONNECTION]?: ForwardedConnection };
+
+function onClientEnd(this: ClientSocket): void {
+  this[CONNECTION]?.clientEnd();
+}
+
+function onClientClose(this: ClientSocket): void {
+  this[CONNECTION]?.clientClose();
+}
+
+export class ForwardedConnection implements UpstreamEvents {
   private readonly started = performance.now();
   private readonly abort = new Cancellation();
   private upstream: Upstream | undefined;
@@ -127,6 +144,11 @@ export class ForwardedConnection {
   private earlyBytes = 0;
   /** Piping started: the closes of both sides are watched. */
   private piped = false;
+  /** The client's bytes on their way to the upstream, once piped. */
+  private toUpstream: Pump | undefined;
+  /** Piped: the client ended cleanly; and how many of the two sides have closed. */
+  private clientEnded = false;
+  private sidesClosed = 0;
   /** This connection's share of the ingress, held from the grant until the connection is over. */
   private ticket: DialTicket | undefined;
   private outcome: Outcome | undefined;
@@ -136,7 +158,7 @@ export class ForwardedConnection {
   private dialStarted = false;
   private sawData = false;
   private holdsSilentSlot = false;
-  private aborted = false;
+  private resetSent = false;
   private finished = false;
   /** Bytes moved on both sockets at the last idle sweep, and when they last changed. */
   private lastBytes = 0;
@@ -185,7 +207,7 @@ export class ForwardedConnection {
    * `limits.idleTimeoutMs` resets both sides.
    */
   checkIdle(now: number): void {
-    if (this.aborted || this.finished) return;
+    if (this.resetSent || this.finished) return;
     const { client, upstream } = this;
     const bytes = client.bytesRead + client.bytesWritten + (upstream ? upstream.bytesMoved() : 0);
     if (bytes !== this.lastBytes) {
@@ -385,35 +407,55 @@ export class ForwardedConnection {
     this.earlyBytes = 0;
     const { duplex } = upstream;
     this.piped = true;
-    let clientEnded = false;
-    let closed = 0;
-    const onClose = () => {
-      if (++closed === 2) this.finish(this.outcome ?? 'closed');
-    };
-    upstream.watch({
-      // A FIN is passed on only once it is known to be one (see onCleanEnd, upstream.ts).
-      cleanEnd: () => client.end(),
-      // A side that closes without a clean end (destroyed, reset, not FIN) takes the other down with it.
-      aborted: (reason) => this.abortBoth('ingress_error', reason),
-      closed: onClose,
-    });
-    client.once('end', () => {
-      clientEnded = true;
-      onCleanEnd(client, () => upstream.end());
-    });
-    client.once('close', () => {
-      if (!clientEnded) this.abortBoth('client_error', 'closed without an end of stream');
-      onClose();
-    });
+    // The connection itself is the upstream's events and, through CONNECTION on the socket, the
+    // target of shared client listeners: no closures per connection for as long as it is open.
+    upstream.watch(this);
+    (client as ClientSocket)[CONNECTION] = this;
+    client.on('end', onClientEnd);
+    client.on('close', onClientClose);
     client.setNoDelay(true);
     client.off('readable', this.onReadable);
     if (this.holdsSilentSlot) client.once('data', () => this.releaseSilentSlot());
-    // pipe() gives backpressure (pause when the other side's buffer is full); half-close is
+    // Pumps give backpressure (pause when the other side's buffer is full); half-close is
     // passed on by the 'end' handlers above (with allowHalfOpen, end() sends only our FIN).
-    client.pipe(duplex, { end: false });
-    duplex.pipe(client, { end: false });
+    this.toUpstream = new Pump(client, duplex);
+    new Pump(duplex, client);
     client.resume();
     duplex.resume();
+  }
+
+  // UpstreamEvents, told by the piped upstream (watch(this) in pipe()).
+  /** The upstream ended cleanly: a FIN is passed on only once it is known to be one (upstream.ts). */
+  cleanEnd(): void {
+    this.client.end();
+  }
+
+  /** The upstream closed without a clean end (destroyed, reset, not FIN): the client goes too. */
+  aborted(reason: string): void {
+    this.abortBoth('ingress_error', reason);
+  }
+
+  /** The upstream's side is over. */
+  closed(): void {
+    this.sideClosed();
+  }
+
+  /** The client's 'end' while piped (onClientEnd). */
+  clientEnd(): void {
+    this.clientEnded = true;
+    const { upstream } = this;
+    onCleanEnd(this.client, () => upstream?.end());
+  }
+
+  /** The client's 'close' while piped (onClientClose). */
+  clientClose(): void {
+    if (!this.clientEnded) this.abortBoth('client_error', 'closed without an end of stream');
+    this.sideClosed();
+  }
+
+  /** Both sides closed: the connection is over. */
+  private sideClosed(): void {
+    if (++this.sidesClosed === 2) this.finish(this.outcome ?? 'closed');
   }
 
   /** A client that sent nothing and ended: end our side too; nothing was dialled. */
@@ -430,7 +472,7 @@ export class ForwardedConnection {
   private refuse(outcome: Outcome): void {
     if (this.outcome) return;
     this.outcome = outcome;
-    this.aborted = true;
+    this.resetSent = true;
     this.abort.abort();
     this.client.off('readable', this.onReadable);
     if (this.client.destroyed) this.finish(outcome);
@@ -449,7 +491,7 @@ export class ForwardedConnection {
     const { client, ctx } = this;
     if (!this.sawData || client.bytesWritten > 0 || client.destroyed || client.writableEnded) return false;
     if (!ctx.url.startsWith('http://')) return false;
-    if (this.upstream) client.unpipe(this.upstream.duplex);
+    this.toUpstream?.stop();
     client.on('data', () => undefined);
     client.resume();
     const what =
@@ -468,8 +510,8 @@ export class ForwardedConnection {
       this.outcome = outcome;
       if (error && !this.error) this.error = error;
     }
-    if (this.aborted) return;
-    this.aborted = true;
+    if (this.resetSent) return;
+    this.resetSent = true;
     this.abort.abort();
     // The ingress side failed before the first response byte: an HTTP client gets a 502.
     if (outcome !== 'ingress_error' || !this.answerBadGateway()) resetSocket(this.client);

@@ -10,7 +10,12 @@ import type { Logger } from '../log/logger.js';
 import { Backoff, baseDelay } from '../time/backoff.js';
 import { REBIND_CURVE } from '../time/curves.js';
 import type { DialTrigger } from './config.js';
-import { ForwardedConnection, type ConnectionLimits, type IngressRoute } from './connection.js';
+import {
+  ForwardedConnection,
+  type ConnectionContext,
+  type ConnectionLimits,
+  type IngressRoute,
+} from './connection.js';
 import type { ListenerRoute } from './desired-listeners.js';
 import { DialGate, SlotCounter } from './dial-gate.js';
 import { connectionsForDescriptors } from './fd-limit.js';
@@ -81,6 +86,11 @@ class PortListener {
   /** Connections counted against the caps (turned-away ones are not). */
   accepted = 0;
   readonly silent: SlotCounter;
+  /**
+   * What its connections share (one object per port and URL, not one per connection: an idle
+   * connection holds it for hours).
+   */
+  context: ConnectionContext | undefined;
 
   constructor(
     readonly port: number,
@@ -299,20 +309,7 @@ export class ListenerSet {
     const { opts } = this;
     this.arrivalCount++;
     this.lastArrival = Date.now();
-    const conn = new ForwardedConnection(socket, {
-      port: l.port,
-      url: l.route.url,
-      ingress: opts.ingress,
-      dialOn: opts.dialOn[schemeOf(l.route.url)] ?? 'accept',
-      silent: l.silent,
-      gate: this.gate,
-      limits: opts.limits,
-      metrics: opts.metrics,
-      logger: opts.logger,
-      turnedAway: opts.turnedAway,
-      ...(opts.random ? { random: opts.random } : {}),
-      ...(opts.observe ? { observe: (r: DialResult) => opts.observe!(l.port, l.route.url, r) } : {}),
-    });
+    const conn = new ForwardedConnection(socket, this.contextFor(l));
     l.conns.add(conn);
     const fdCap =
       opts.descriptorLimit !== undefined
@@ -350,6 +347,27 @@ export class ListenerSet {
       this.total--;
     });
     conn.start();
+  }
+
+  /** The context of `l`'s connections, made again when its URL changed. */
+  private contextFor(l: PortListener): ConnectionContext {
+    if (l.context?.url === l.route.url) return l.context;
+    const { opts } = this;
+    l.context = {
+      port: l.port,
+      url: l.route.url,
+      ingress: opts.ingress,
+      dialOn: opts.dialOn[schemeOf(l.route.url)] ?? 'accept',
+      silent: l.silent,
+      gate: this.gate,
+      limits: opts.limits,
+      metrics: opts.metrics,
+      logger: opts.logger,
+      turnedAway: opts.turnedAway,
+      ...(opts.random ? { random: opts.random } : {}),
+      ...(opts.observe ? { observe: (r: DialResult) => opts.observe!(l.port, l.route.url, r) } : {}),
+    };
+    return l.context;
   }
 
   private sweepIdle(): void {

@@ -2,62 +2,129 @@
  * v2: a forwarded connection as one HTTP/2 CONNECT stream (docs/ingress.md "v2"). END_STREAM is a
  * clean end, RST_STREAM an abort: an abort of ours goes out as CONNECT_ERROR (RFC 9113 §8.5: how
  * a proxy passes on a TCP reset), and any reset from the ingress is passed on as one.
+ *
+ * One object per idle forwarded connection, so it is a class (its methods live once on the
+ * prototype; an object literal with a getter and a closure per method cost ~1 KiB of heap per
+ * connection, BENCHMARKS.md "#27 round 3: idle memory"), and each stream event has one plain
+ * listener shared by all streams (`on`, not `once`: each fires at most once, and `once` adds a
+ * wrapper and a bound function per listener). The stream's 'error' listener of the dialer (v2-dialer.ts) keeps an
+ * unwatched stream's error from throwing.
  */
 import { constants, type ClientHttp2Stream } from 'node:http2';
 import type { EarlyStream } from '../api/ingress/v2-dialer.js';
-import type { Upstream } from './upstream.js';
+import type { Upstream, UpstreamEvents } from './upstream.js';
 
-export function streamUpstream({ stream, response }: EarlyStream): Upstream {
-  let bytes = 0;
-  stream.on('error', () => undefined);
-  return {
-    protocol: 'v2',
-    duplex: stream,
-    confirmed: response,
-    early: true,
-    get gone() {
-      return stream.destroyed || stream.closed;
-    },
-    bytesMoved: () => bytes + stream.bufferSize,
-    watch(events) {
-      let ended = false;
-      let aborted = false;
-      const abort = (reason: string) => {
-        if (aborted) return;
-        aborted = true;
-        events.aborted(reason);
-      };
-      stream.on('data', (c: Buffer) => (bytes += c.length));
-      stream.on('error', (err: NodeJS.ErrnoException) => abort(err.code ?? err.message));
-      stream.once('aborted', () => abort('the ingress reset the stream'));
-      // A reset also ends the readable side; it is known (rstCode) by the time the close was
-      // processed, so decide one turn later.
-      stream.once('end', () =>
-        setImmediate(() => {
-          if (wasReset(stream)) abort(`the ingress reset the stream (code ${stream.rstCode})`);
-          else {
-            ended = true;
-            events.cleanEnd();
-          }
-        }),
-      );
-      stream.once('close', () =>
-        setImmediate(() => {
-          if (wasReset(stream)) abort(`the ingress reset the stream (code ${stream.rstCode})`);
-          else if (!ended && !stream.readableEnded) abort('closed without an end of stream');
-          events.closed();
-        }),
-      );
-    },
-    end: () => {
-      if (!stream.destroyed) stream.end();
-    },
-    abort: () => {
-      if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CONNECT_ERROR);
-      // A stream closed with bytes still unread (its reader gone) never emits 'close' by itself.
-      stream.destroy();
-    },
-  };
+export function streamUpstream(early: EarlyStream): Upstream {
+  return new StreamUpstream(early.stream, early.response);
+}
+
+class StreamUpstream implements Upstream {
+  readonly protocol = 'v2';
+  readonly early = true;
+  private bytes = 0;
+  private events: UpstreamEvents | undefined;
+  private ended = false;
+  private abortTold = false;
+
+  constructor(
+    private readonly stream: ClientHttp2Stream,
+    readonly confirmed: Promise<void>,
+  ) {}
+
+  get duplex(): ClientHttp2Stream {
+    return this.stream;
+  }
+
+  get gone(): boolean {
+    return this.stream.destroyed || this.stream.closed;
+  }
+
+  bytesMoved(): number {
+    return this.bytes + this.stream.bufferSize;
+  }
+
+  watch(events: UpstreamEvents): void {
+    const stream = this.stream as WatchedStream;
+    this.events = events;
+    stream[UPSTREAM] = this;
+    stream.on('data', onStreamData);
+    stream.on('error', onStreamError);
+    stream.on('aborted', onStreamAborted);
+    stream.on('end', onStreamEnd);
+    stream.on('close', onStreamClose);
+  }
+
+  counted(bytes: number): void {
+    this.bytes += bytes;
+  }
+
+  end(): void {
+    if (!this.stream.destroyed) this.stream.end();
+  }
+
+  abort(): void {
+    const { stream } = this;
+    if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CONNECT_ERROR);
+    // A stream closed with bytes still unread (its reader gone) never emits 'close' by itself.
+    stream.destroy();
+  }
+
+  /** Decided one turn after 'end' (see onStreamEnd). */
+  onEnd(): void {
+    if (wasReset(this.stream)) this.tellAbort(`the ingress reset the stream (code ${this.stream.rstCode})`);
+    else {
+      this.ended = true;
+      this.events?.cleanEnd();
+    }
+  }
+
+  /** Decided one turn after 'close' (see onStreamClose). */
+  onClose(): void {
+    const { stream } = this;
+    if (wasReset(stream)) this.tellAbort(`the ingress reset the stream (code ${stream.rstCode})`);
+    else if (!this.ended && !stream.readableEnded) this.tellAbort('closed without an end of stream');
+    this.events?.closed();
+  }
+
+  tellAbort(reason: string): void {
+    if (this.abortTold) return;
+    this.abortTold = true;
+    this.events?.aborted(reason);
+  }
+}
+
+/*
+ * The stream's listeners, shared by every stream rather than closures per stream (an idle
+ * connection keeps them for hours): an EventEmitter calls a listener with the emitter as `this`,
+ * and a watched stream carries its upstream.
+ */
+const UPSTREAM = Symbol('the upstream watching this stream');
+type WatchedStream = ClientHttp2Stream & { [UPSTREAM]?: StreamUpstream };
+
+function onStreamData(this: WatchedStream, c: Buffer): void {
+  this[UPSTREAM]?.counted(c.length);
+}
+
+function onStreamError(this: WatchedStream, err: NodeJS.ErrnoException): void {
+  this[UPSTREAM]?.tellAbort(err.code ?? err.message);
+}
+
+function onStreamAborted(this: WatchedStream): void {
+  this[UPSTREAM]?.tellAbort('the ingress reset the stream');
+}
+
+/**
+ * A reset also ends the readable side; it is known (rstCode) by the time the close was processed,
+ * so decide one turn later.
+ */
+function onStreamEnd(this: WatchedStream): void {
+  const upstream = this[UPSTREAM];
+  if (upstream) setImmediate(() => upstream.onEnd());
+}
+
+function onStreamClose(this: WatchedStream): void {
+  const upstream = this[UPSTREAM];
+  if (upstream) setImmediate(() => upstream.onClose());
 }
 
 function wasReset(stream: ClientHttp2Stream): boolean {

@@ -59,6 +59,13 @@ interface Pooled {
 /** Endpoint URLs whose CONNECT authority is kept (authorityFor). */
 const AUTHORITIES_KEPT = 4096;
 
+/**
+ * A stream's errors are told through `response` and the upstream's watch; this keeps an unwatched
+ * one from throwing. Module-level: a closure made in request() would keep its scope (the options,
+ * the authtoken among them) alive for as long as the stream is open.
+ */
+const ignoreError = (): void => undefined;
+
 /** How many times a stream refused for lack of concurrency is tried on another session. */
 const REFUSED_RETRIES = 3;
 
@@ -305,12 +312,8 @@ export class IngressV2Pool {
       pooled.usable = false;
       throw new IngressError('ERR_790', `the HTTP/2 session with the ingress is gone (${String(err)})`);
     }
-    pooled.active++;
-    stream.once('close', () => {
-      pooled.active--;
-      pooled.limit = undefined;
-    });
-    stream.on('error', () => undefined);
+    countActive(pooled, stream);
+    stream.on('error', ignoreError);
     const response = new Promise<void>((resolve, reject) => {
       let settled = false;
       const done = (err?: Error) => {
@@ -318,27 +321,15 @@ export class IngressV2Pool {
         settled = true;
         clearTimeout(timer);
         o.signal?.removeEventListener('abort', onAbort);
+        // Nothing keeps this answer's state (the options, the timer) alive once it settled.
+        stream.off('close', onCloseUnanswered);
         if (err) {
           if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
           reject(err);
         } else resolve();
       };
       const onAbort = () => done(new IngressError('ERR_794', 'aborted by the caller'));
-      const timer = setTimeout(
-        () => done(new IngressError('ERR_791', `no response from the ingress within ${o.timeoutMs} ms`)),
-        o.timeoutMs,
-      );
-      if (o.signal?.aborted) return onAbort();
-      o.signal?.addEventListener('abort', onAbort, { once: true });
-      stream.once('response', (headers: IncomingHttpHeaders) => {
-        const status = Number(headers[':status']);
-        if (status === 200) return done();
-        readRefusal(stream, headers).then(done, done);
-      });
-      stream.once('close', () => {
-        // Answered already (every stream that carried bytes): building the error below would
-        // capture a stack trace per forwarded connection for nothing (15 µs each in a profile).
-        if (settled) return;
+      const onCloseUnanswered = () => {
         if (stream.rstCode === constants.NGHTTP2_REFUSED_STREAM) {
           // The session is full for now (fewer streams than it announced): the next pick avoids it.
           pooled.limit = Math.max(0, pooled.active);
@@ -350,11 +341,37 @@ export class IngressV2Pool {
               `the ingress reset the stream before answering (code ${stream.rstCode})`,
             ),
           );
+      };
+      const timer = setTimeout(
+        () => done(new IngressError('ERR_791', `no response from the ingress within ${o.timeoutMs} ms`)),
+        o.timeoutMs,
+      );
+      if (o.signal?.aborted) return onAbort();
+      o.signal?.addEventListener('abort', onAbort, { once: true });
+      stream.once('response', (headers: IncomingHttpHeaders) => {
+        const status = Number(headers[':status']);
+        if (status === 200) return done();
+        readRefusal(stream, headers).then(done, done);
       });
+      stream.on('close', onCloseUnanswered);
     });
     response.catch(() => undefined);
     return { stream, response };
   }
+}
+
+/**
+ * Counts `stream` on its session until it closes. A function of its own so that the listener,
+ * which lives as long as the stream (idle for hours), holds only these two and not the request's
+ * options (the authtoken among them). `on`, not `once`: 'close' fires once, and `once` adds a
+ * wrapper object and a bound function per listener.
+ */
+function countActive(pooled: Pooled, stream: ClientHttp2Stream): void {
+  pooled.active++;
+  stream.on('close', () => {
+    pooled.active--;
+    pooled.limit = undefined;
+  });
 }
 
 function tlsOptions(
