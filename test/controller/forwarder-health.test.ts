@@ -84,7 +84,8 @@ describe('the controller gathers the data path from the forwarder pods; status s
   let echo: Server;
   let id = '';
   let port = 0;
-  const base = 30_000 + Math.floor(Math.random() * 40) * 250;
+  // Below the ephemeral range (32768-60999 on Linux): a port a client connection holds cannot be bound.
+  const base = 10_000 + Math.floor(Math.random() * 40) * 250;
 
   beforeAll(async () => {
     mock = await startTestMock({ ingress: { host: '127.0.0.1' } });

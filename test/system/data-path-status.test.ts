@@ -22,7 +22,8 @@ describe('data-path health: forwarder /status and the status DATA PATH column', 
   let ctl: Controller;
   let fwd: Forwarder;
   let tcp: Server;
-  const base = 30_000 + Math.floor(Math.random() * 40) * 250;
+  // Below the ephemeral range (32768-60999 on Linux): a port a client connection holds cannot be bound.
+  const base = 20_000 + Math.floor(Math.random() * 40) * 250;
   const portRange = { min: base, max: base + 249 };
   const ports = { live: 0, dead: 0, idle: 0 };
   const ids = { live: '', dead: '', idle: '' };
