@@ -124,8 +124,13 @@ export const ForwarderConfig = z
         maxDialAttempts: z.number().int().min(1).max(100).default(6),
         /** Kernel accept queue of each allocated port (capped by net.core.somaxconn). */
         acceptBacklog: z.number().int().min(1).max(65535).default(4096),
-        /** One ingress attempt: connect + TLS handshake + the ingress's reply to the preface. */
-        dialTimeoutMs: positiveMs.default(5_000),
+        /**
+         * One ingress attempt: connect + TLS handshake + the ingress's reply to the preface. Above
+         * the ingress's own budget for reaching the upstream (5 s: docs/ingress.md
+         * `dial_timeout_ms`), so an upstream that never accepts is told as the ingress's verdict
+         * (ERR_731) rather than as our own "no reply" (ERR_791).
+         */
+        dialTimeoutMs: positiveMs.default(8_000),
         /** No byte in either direction for this long closes both sides (a silent client, too). */
         idleTimeoutMs: positiveMs.default(300_000),
         /** From the start of the dial until the ingress said `ok`, retries included; then the client is reset. */

@@ -1,5 +1,6 @@
-import type { Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
 import { closedPort, startServer, waitFor } from '../ingress/helpers.js';
 import {
   connectTo,
@@ -91,6 +92,65 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
       const { text, ending } = await got;
       expect(text).toBe('');
       expect(ending).toBe('ECONNRESET');
+    });
+  },
+);
+
+/**
+ * An upstream that never accepts: a child process listening with a backlog of 1 whose thread then
+ * sleeps (Atomics.wait: no CPU), its accept queue filled, so the kernel drops every further SYN.
+ */
+async function blackHole(): Promise<{ url: string; child: ChildProcess; fillers: Socket[] }> {
+  const script = `const s = require('node:net').createServer();
+s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+  process.stdout.write(s.address().port + '\\n');
+  setTimeout(() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0), 50);
+});`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (c: Buffer) => resolve(Number(String(c).trim())));
+    child.once('exit', (code) => reject(new Error(`the black hole exited (${code})`)));
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  // Fill the accept queue (backlog + 1 on Linux); the connects beyond it hang, which is the point.
+  const fillers = Array.from({ length: 4 }, () => connect(port, '127.0.0.1').on('error', () => undefined));
+  await new Promise((r) => setTimeout(r, 300));
+  return { url: `tcp://127.0.0.1:${port}`, child, fillers };
+}
+
+/**
+ * An upstream that never accepts is the ingress's verdict (ERR_731 after its upstream connect
+ * budget), not a silence of the ingress: the forwarder waits longer for a reply than the ingress
+ * waits for the upstream (its default dialTimeoutMs 8 s against the ingress's 5 s), so the client
+ * is told the fact. Here scaled down: the ingress's budget 500 ms, the forwarder's 1.6 s.
+ */
+describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as const)))(
+  'forwarder 502 for an upstream that never accepts (%s, tls %s)',
+  (protocol, tls) => {
+    const setup = useEnv({ ingressTls: tls, protocol, ingress: { dial_timeout_ms: 500 } });
+    let hole: Awaited<ReturnType<typeof blackHole>> | undefined;
+    afterEach(() => {
+      for (const f of hole?.fillers ?? []) f.destroy();
+      hole?.child.kill('SIGKILL');
+      hole = undefined;
+    });
+
+    it('answers 502 naming ERR_731, not a missing reply of the ingress (ERR_791)', async () => {
+      const env = await setup();
+      hole = await blackHole();
+      await endpoint(env, 'http://hole.x', hole.url);
+      const port = await freePort();
+      await createService(env.sim, internalService('ep-hole', { [port]: 'http://hole.x' }));
+      const fwd = await startOver(env, tls, {
+        limits: { maxDialAttempts: 1, dialTimeoutMs: 1_600, prefaceTimeoutMs: 2_000 },
+      });
+      await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+      const s = await connectTo(port);
+      const got = answer(s);
+      s.write(REQUEST);
+      const { text } = await got;
+      expect(text.split('\r\n')[0], text).toBe('HTTP/1.1 502 Bad Gateway');
+      expect(text, text).toContain('X-Binding-Error: ERR_731');
     });
   },
 );

@@ -6,6 +6,7 @@ import { decideRetry, DEFAULT_MAX_ATTEMPTS, isRetryable, retryDelayMs } from '..
 import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
 import { installRecordConfigMap } from '../../src/binding/ownership/index.js';
 import { isLoopbackHost } from '../../src/net/host-port.js';
+import { resolveMockConfig } from '../../src/mock/config.js';
 import { IDENTITY, internalService } from './helpers.js';
 
 describe('desiredListeners', () => {
@@ -264,7 +265,7 @@ describe('ForwarderConfig', () => {
         maxIngressConnectionsPerSource: 512,
         maxDialAttempts: 6,
         acceptBacklog: 4096,
-        dialTimeoutMs: 5_000,
+        dialTimeoutMs: 8_000,
         idleTimeoutMs: 300_000,
         prefaceTimeoutMs: 10_000,
       },
@@ -272,6 +273,15 @@ describe('ForwarderConfig', () => {
       http: { listen: '0.0.0.0:8081' },
       logLevel: 'info',
     });
+  });
+
+  it("waits for the ingress's reply longer than the ingress waits for an upstream, so its ERR_731 arrives", () => {
+    // bad-gateway.test shows the mechanism scaled down; this keeps the defaults in that order, with
+    // 3 s left for the connect, the TLS handshake and the round trips.
+    const forwarder = ForwarderConfig.parse({ releaseName: 'eb', operatorNamespace: 'ops' }).limits;
+    const ingress = resolveMockConfig().ingress;
+    expect(forwarder.dialTimeoutMs).toBeGreaterThanOrEqual(ingress.dial_timeout_ms + 3_000);
+    expect(forwarder.prefaceTimeoutMs).toBeGreaterThanOrEqual(forwarder.dialTimeoutMs);
   });
 
   it('reports every bad field, by path', () => {
