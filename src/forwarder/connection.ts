@@ -154,6 +154,8 @@ export class ForwardedConnection implements UpstreamEvents {
   private outcome: Outcome | undefined;
   private code: string | undefined;
   private error: string | undefined;
+  /** The code of the last failed attempt before a dial that succeeded (the line's `retried_after`). */
+  private retriedAfter: string | undefined;
   private attempts = 0;
   private dialStarted = false;
   private sawData = false;
@@ -353,6 +355,8 @@ export class ForwardedConnection implements UpstreamEvents {
         return;
       }
       ctx.observe?.({ ok: true });
+      // The connection was served: an earlier attempt's failure is history, not its outcome.
+      if (this.code) [this.retriedAfter, this.code, this.error] = [this.code, undefined, undefined];
       this.pipe(upstream);
       return;
     }
@@ -548,6 +552,7 @@ export class ForwardedConnection implements UpstreamEvents {
       outcome,
       ...(this.code ? { code: this.code } : {}),
       ...(this.error ? { error: this.error } : {}),
+      ...(this.retriedAfter ? { retried_after: this.retriedAfter } : {}),
       attempts: this.attempts,
       bytes_in: client.bytesRead,
       bytes_out: client.bytesWritten,

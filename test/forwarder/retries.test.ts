@@ -9,6 +9,7 @@ import {
   endpoint,
   freePort,
   internalService,
+  logLines,
   roundTrip,
   useEnv,
 } from './helpers.js';
@@ -59,6 +60,12 @@ describe('forwarder retries transient ingress refusals', () => {
         expect(await answer).toBe('patient');
         client.destroy();
         expect(refused).toBeGreaterThanOrEqual(2);
+        // Its line says it was served, with the refusals as history, not as its outcome.
+        await waitFor(() => logLines(env, 'forwarder connection').some((l) => l['port'] === port), 10_000);
+        const line = logLines(env, 'forwarder connection').find((l) => l['port'] === port)!;
+        expect(line, JSON.stringify(line)).toMatchObject({ outcome: 'closed', retried_after: 'ERR_743' });
+        expect(line, JSON.stringify(line)).not.toHaveProperty('code');
+        expect(line, JSON.stringify(line)).not.toHaveProperty('error');
       } finally {
         for (const s of silent) s.destroy();
       }
