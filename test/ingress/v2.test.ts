@@ -45,7 +45,11 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
     for (const f of cleanup.splice(0).reverse()) await f();
   });
 
-  async function setup(ingress: Record<string, unknown> = {}, maxSessions = 2): Promise<Setup> {
+  async function setup(
+    ingress: Record<string, unknown> = {},
+    maxSessions = 2,
+    windowBytes?: number,
+  ): Promise<Setup> {
     const mock = await startTestMock({
       ingress: {},
       config: {
@@ -57,6 +61,7 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
       address: mock.api.ingressAddress!,
       ...(tls ? { tls: { ca: mock.api.ingressCaPem! } } : {}),
       maxSessions,
+      ...(windowBytes ? { windowBytes } : {}),
     });
     cleanup.push(
       () => mock.close(),
@@ -149,6 +154,37 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
     const r2 = ending(next);
     next.end('after goaway');
     expect((await r2).data.toString()).toBe('after goaway');
+  });
+
+  it('both ways at once at large windows: an echo of more than the kernel buffers does not stall', async () => {
+    // 8 MiB windows on both sides let each session have more in flight than loopback's socket
+    // buffers hold; Node's session stops reading while its write waits, so before the ingress kept
+    // reading (src/api/ingress/h2-transport.ts) both writes waited on each other for good (TLS).
+    const window = 8 * 1024 * 1024;
+    const { mock, pool } = await setup({ h2_window_bytes: window }, 1, window);
+    const echo = await startEcho();
+    cleanup.push(() => echo.close());
+    await createEndpoint(mock, 'tcp://bw.x:7906', { upstream_url: echo.upstreamUrl });
+    const s = await open(pool, 'tcp://bw.x:7906');
+    const payload = randomBytes(12 * 1024 * 1024);
+    let got = 0;
+    s.on('data', (c: Buffer) => (got += c.length));
+    const result = ending(s);
+    void (async () => {
+      for (let at = 0; at < payload.length; at += 1024 * 1024) {
+        if (!s.write(payload.subarray(at, at + 1024 * 1024))) await new Promise((r) => s.once('drain', r));
+      }
+      s.end();
+    })();
+    const stalled = new Promise<'stalled'>((r) => {
+      const t = setTimeout(() => r('stalled'), budget(20_000));
+      cleanup.push(() => clearTimeout(t));
+    });
+    const outcome = await Promise.race([result, stalled]);
+    expect(
+      outcome === 'stalled' ? `stalled with ${got} of ${payload.length} bytes echoed` : outcome.how,
+    ).toBe('end');
+    if (outcome !== 'stalled') expect(outcome.data.equals(payload)).toBe(true);
   });
 
   it("honours the ingress's MAX_CONCURRENT_STREAMS: a second stream goes on another session", async () => {

@@ -21,6 +21,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCatalogue } from '../../api/error-codes/index.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
+import { KeepReadingSocket, writeQueueCap } from '../../api/ingress/h2-transport.js';
 import { sessionWindow, V2_HEADERS } from '../../api/ingress/v2-protocol.js';
 import { onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
 import { CONNECTION_LOG_MSG, findEndpoint, type ConnectionContext } from './connection.js';
@@ -29,6 +30,8 @@ import { normaliseIp } from './own-addresses.js';
 
 export interface H2Ingress {
   server: Http2Server;
+  /** Serves HTTP/2 on a connection (TLS with ALPN h2, or h2c after its preface). */
+  accept(socket: Socket): void;
   /** Sends GOAWAY on every session: no new streams there, the open ones finish. */
   goaway(): void;
   /** Resets every stream and closes every session now. */
@@ -65,8 +68,7 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
   const server = createServer({
     settings: { maxConcurrentStreams: opts.maxConcurrentStreams, initialWindowSize: opts.windowBytes },
   });
-  // No Nagle: the 200's HEADERS and the first DATA behind it go out at once (as v1's sockets do).
-  server.on('connection', (socket: Socket) => socket.setNoDelay(true));
+  const connections = acceptor(server, opts.windowBytes);
   server.on('session', (session: Http2Session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
@@ -88,13 +90,13 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
       served.set(session, n + 1);
       stream.once('close', () => served.set(session, (served.get(session) ?? 1) - 1));
     }
-    void serveStream(stream, headers, session?.socket);
+    void serveStream(stream, headers, connections.sourceOf(session));
   });
 
   async function serveStream(
     stream: ServerHttp2Stream,
     headers: Record<string, string | string[] | undefined>,
-    socket: Socket | undefined,
+    source: string,
   ): Promise<void> {
     stream.on('error', () => undefined);
     const started = performance.now();
@@ -115,7 +117,6 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
     if (!accountId) return fail('ERR_710', 'the authtoken is not valid for any account');
     const found = findEndpoint(ctx, accountId, String(headers[V2_HEADERS.url] ?? ''));
     if (!found.ok) return fail(found.code, found.msg, { account: accountId, url: found.url });
-    const source = normaliseIp(socket?.remoteAddress ?? '?');
     const slot = gate.streamSlot(source, `${accountId} ${found.url}`);
     if (!slot.ok) {
       return fail(
@@ -151,12 +152,40 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
 
   return {
     server,
+    accept: connections.accept,
     goaway() {
       for (const s of sessions) if (!s.closed) s.close();
     },
     destroy() {
       for (const s of sessions) s.destroy();
     },
+  };
+}
+
+/**
+ * Hands connections to the HTTP/2 server through a KeepReadingSocket (h2-transport.ts: two Node
+ * sessions that both stop reading while writing deadlock at large windows), and remembers each
+ * session's client address (the session's own socket is then a JS stream without one).
+ */
+function acceptor(server: Http2Server, windowBytes: number) {
+  const sources = new WeakMap<Http2Session, string>();
+  // The connection being accepted: the server emits 'session' synchronously inside 'connection'.
+  let accepting: Socket | undefined;
+  server.on('session', (session: Http2Session) =>
+    sources.set(session, normaliseIp(accepting?.remoteAddress ?? '?')),
+  );
+  return {
+    accept: (socket: Socket): void => {
+      // No Nagle: the 200's HEADERS and the first DATA behind it go out at once (as v1's sockets do).
+      socket.setNoDelay(true);
+      accepting = socket;
+      try {
+        server.emit('connection', new KeepReadingSocket(socket, writeQueueCap(sessionWindow(windowBytes))));
+      } finally {
+        accepting = undefined;
+      }
+    },
+    sourceOf: (session: Http2Session | undefined): string => (session && sources.get(session)) ?? '?',
   };
 }
 

@@ -82,7 +82,7 @@ export async function startIngress(
     dial: (target) => dialUpstream(target, config.dial_timeout_ms, { ownListeners, outbound }),
   };
   const h2 = createH2Ingress(ctx, gate, h2Options(config));
-  if (config.h2) ctx.h2 = (socket) => h2.server.emit('connection', socket);
+  if (config.h2) ctx.h2 = (socket) => h2.accept(socket);
   const serve = (socket: Socket, slot: ConnectionSlot) => void serveConnection(socket, ctx, slot);
 
   let server: Server;
@@ -103,7 +103,7 @@ export async function startIngress(
         if (!slot) s.destroy();
         else if (s.alpnProtocol === ALPN_H2) {
           slot.settle();
-          h2.server.emit('connection', s);
+          h2.accept(s);
         } else serve(s, slot);
       },
     );
