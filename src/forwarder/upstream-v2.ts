@@ -1,7 +1,8 @@
 /**
  * v2: a forwarded connection as one HTTP/2 CONNECT stream (docs/ingress.md "v2"). END_STREAM is a
- * clean end, RST_STREAM an abort: an abort of ours goes out as CONNECT_ERROR (RFC 9113 §8.5: how
- * a proxy passes on a TCP reset), and any reset from the ingress is passed on as one.
+ * clean end, RST_STREAM an abort: an abort of ours goes out as RST_STREAM CANCEL with no END_STREAM
+ * before it (`abortStream`: node:http2's `close(CONNECT_ERROR)` flushes an END_STREAM first, which
+ * a peer can read as a clean end), and any reset from the ingress is passed on as one.
  *
  * One object per idle forwarded connection, so it is a class (its methods live once on the
  * prototype; an object literal with a getter and a closure per method cost ~1 KiB of heap per
@@ -11,6 +12,7 @@
  * unwatched stream's error from throwing.
  */
 import { constants, type ClientHttp2Stream } from 'node:http2';
+import { abortStream } from '../api/ingress/reset.js';
 import type { EarlyStream } from '../api/ingress/v2-dialer.js';
 import type { Upstream, UpstreamEvents } from './upstream.js';
 
@@ -64,9 +66,9 @@ class StreamUpstream implements Upstream {
 
   abort(): void {
     const { stream } = this;
-    if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CONNECT_ERROR);
-    // A stream closed with bytes still unread (its reader gone) never emits 'close' by itself.
-    stream.destroy();
+    // RST_STREAM CANCEL with no END_STREAM before it (reset.ts abortStream); destroyed, too, a
+    // stream with bytes still unread (its reader gone) emits its 'close'.
+    abortStream(stream);
   }
 
   /** Decided one turn after 'end' (see onStreamEnd). */

@@ -76,8 +76,8 @@ const IngressConfig = z
     h2_answer_delay_ms: z.number().int().min(0).max(60_000).default(0),
     /**
      * v2: flow-control window per stream, bytes (the session's is sixteen times it, capped at
-     * 2^31-1). Large windows on both sides let two Node sessions stall each other when both
-     * directions carry more than the kernel buffers hold (docs/ingress.md "Known stall").
+     * 2^31-1). Each session is served over KeepReadingSocket, so large windows on both sides do
+     * not let two Node sessions stall each other (docs/ingress.md "the v2 stall").
      */
     h2_window_bytes: z
       .number()

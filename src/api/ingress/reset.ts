@@ -4,6 +4,7 @@
  * TCP socket under it is remembered here by whoever created the pair (the dialer, the ingress).
  */
 import type { Socket } from 'node:net';
+import { addAbortSignal, PassThrough, type Duplex } from 'node:stream';
 
 const rawOf = new WeakMap<Socket, Socket>();
 const ignore = (): void => undefined;
@@ -60,4 +61,23 @@ export function onCleanEnd(socket: Socket, clean: () => void): void {
     if (err) socket.destroy(err);
     else clean();
   });
+}
+
+/**
+ * An HTTP/2 stream's AbortError: `destroy()` with it sends RST_STREAM CANCEL (node:http2 maps an
+ * AbortError to CANCEL, any other error to INTERNAL_ERROR) and, the writable side being errored,
+ * no END_STREAM before it. `stream.close(code)` ends the writable side first, and node:http2
+ * flushes that END_STREAM before the RST_STREAM: where the session's socket has a write in
+ * progress the two can arrive in different reads, and the peer would take the END_STREAM for a
+ * clean end. Made once, through the public addAbortSignal.
+ */
+const STREAM_ABORT: Error = (() => {
+  const probe = addAbortSignal(AbortSignal.abort(), new PassThrough());
+  probe.on('error', () => undefined);
+  return probe.errored ?? new Error('aborted');
+})();
+
+/** Aborts an HTTP/2 stream: RST_STREAM CANCEL, never an END_STREAM before it (an abort stays an abort). */
+export function abortStream(stream: Duplex): void {
+  if (!stream.destroyed) stream.destroy(STREAM_ABORT);
 }

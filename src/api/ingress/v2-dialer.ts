@@ -16,9 +16,10 @@ import { connect as tcpConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { parseHostPort } from '../../net/host-port.js';
 import type { CancelSignal } from './cancel.js';
+import { abortStream } from './reset.js';
 import { IngressError, isCertificateError, isNotTlsError, type IngressTlsOptions } from './dialer.js';
 import { parseReply, type IngressSource } from './protocol.js';
-import { ALPN_H2, DEFAULT_STREAM_WINDOW, sessionWindow, V2_HEADERS } from './v2-protocol.js';
+import { ALPN_H2, DEFAULT_STREAM_WINDOW, sessionMemoryMb, sessionWindow, V2_HEADERS } from './v2-protocol.js';
 
 export interface IngressV2Options {
   /** `host:port` of the ingress. */
@@ -177,6 +178,7 @@ export class IngressV2Pool {
       const servername = tls ? (tls.servername ?? (isIP(host) ? undefined : host)) : undefined;
       const session = h2connect(authority, {
         settings: { initialWindowSize: window },
+        maxSessionMemory: sessionMemoryMb(window),
         createConnection: () => {
           raw = tcpConnect({ host, port });
           // No Nagle: a stream's DATA right behind its HEADERS would otherwise wait for the ACK
@@ -324,7 +326,8 @@ export class IngressV2Pool {
         // Nothing keeps this answer's state (the options, the timer) alive once it settled.
         stream.off('close', onCloseUnanswered);
         if (err) {
-          if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+          // RST_STREAM alone: an END_STREAM before it would read as the client's clean end.
+          if (!stream.closed) abortStream(stream);
           reject(err);
         } else resolve();
       };

@@ -37,3 +37,16 @@ export const DEFAULT_STREAM_WINDOW = 512 * 1024;
 export function sessionWindow(streamWindow: number): number {
   return Math.min(2 ** 31 - 1, streamWindow * 16);
 }
+
+/**
+ * node:http2's `maxSessionMemory` (MB) for a session with this stream window. Node counts a
+ * session's queued outgoing writes and unread incoming data against it and, past it, resets
+ * streams with ENHANCE_YOUR_CALM (the default, 10 MB, reset streams of 16 echoes of 4 MiB at
+ * once on two sessions: test/ingress/v2.test.ts "both ways at once"). What a session holds is
+ * bounded by flow control (its session window in) and each stream's backpressure (out), so the
+ * cap is sized to those with room to spare, not used as a bound: four session windows, at least
+ * 64 MB.
+ */
+export function sessionMemoryMb(streamWindow: number): number {
+  return Math.max(64, Math.ceil((4 * sessionWindow(streamWindow)) / (1024 * 1024)));
+}

@@ -22,8 +22,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCatalogue } from '../../api/error-codes/index.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
 import { KeepReadingSocket, writeQueueCap } from '../../api/ingress/h2-transport.js';
-import { sessionWindow, V2_HEADERS } from '../../api/ingress/v2-protocol.js';
-import { onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
+import { sessionMemoryMb, sessionWindow, V2_HEADERS } from '../../api/ingress/v2-protocol.js';
+import { abortStream, onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
 import { CONNECTION_LOG_MSG, findEndpoint, type ConnectionContext } from './connection.js';
 import type { Gate } from './gate.js';
 import { normaliseIp } from './own-addresses.js';
@@ -66,6 +66,7 @@ function refuse(stream: ServerHttp2Stream, code: IngressErrorCode, msg: string):
 export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Options): H2Ingress {
   const sessions = new Set<Http2Session>();
   const server = createServer({
+    maxSessionMemory: sessionMemoryMb(opts.windowBytes),
     settings: { maxConcurrentStreams: opts.maxConcurrentStreams, initialWindowSize: opts.windowBytes },
   });
   const connections = acceptor(server, opts.windowBytes);
@@ -191,8 +192,9 @@ function acceptor(server: Http2Server, windowBytes: number) {
 
 /**
  * Stream ⇄ upstream socket. A clean end either way is passed on as one (END_STREAM ⇄ FIN, the
- * other direction keeps flowing); an abort either way is passed on as one (RST_STREAM
- * CONNECT_ERROR ⇄ TCP RST), never as a clean end.
+ * other direction keeps flowing); an abort either way is passed on as one (RST_STREAM ⇄ TCP
+ * RST; ours goes out as CANCEL with no END_STREAM before it, reset.ts abortStream), never as a
+ * clean end.
  */
 export function pipeStream(stream: ServerHttp2Stream, upstream: Socket, done: () => void): void {
   let aborted = false;
@@ -203,7 +205,7 @@ export function pipeStream(stream: ServerHttp2Stream, upstream: Socket, done: ()
   const abort = (fromUpstream: boolean) => {
     if (aborted) return;
     aborted = true;
-    if (fromUpstream) stream.close(constants.NGHTTP2_CONNECT_ERROR);
+    if (fromUpstream) abortStream(stream);
     else resetSocket(upstream);
   };
   let upstreamEnded = false;
