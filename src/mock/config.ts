@@ -84,7 +84,7 @@ const IngressConfig = z
       .int()
       .min(65_535)
       .max(2_147_483_647)
-      .default(1024 * 1024),
+      .default(16 * 1024 * 1024),
     preface_timeout_ms: z.number().int().min(10).default(5_000),
     dial_timeout_ms: z.number().int().min(10).default(5_000),
   })
