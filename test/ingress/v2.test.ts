@@ -199,7 +199,7 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
   it('both ways at once at large windows: an echo of more than the kernel buffers does not stall', async () => {
     // 8 MiB windows on both sides let each session have more in flight than loopback's socket
     // buffers hold; Node's session stops reading while its write waits, so before the ingress kept
-    // reading (src/api/ingress/h2-transport.ts) both writes waited on each other for good (TLS).
+    // reading (src/mock/ingress/keep-reading-socket.ts) both writes waited on each other for good (TLS).
     const window = 8 * 1024 * 1024;
     const { mock, pool } = await setup({ h2_window_bytes: window }, 1, window);
     const echo = await startEcho();

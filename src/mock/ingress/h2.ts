@@ -21,7 +21,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCatalogue } from '../../api/error-codes/index.js';
 import type { IngressErrorCode } from '../../api/error-codes/ingress.js';
-import { KeepReadingSocket, writeQueueCap } from '../../api/ingress/h2-transport.js';
+import { KeepReadingSocket, writeQueueCap } from './keep-reading-socket.js';
 import { sessionMemoryMb, sessionWindow, V2_HEADERS } from '../../api/ingress/v2-protocol.js';
 import { abortStream, onCleanEnd, resetSocket } from '../../api/ingress/reset.js';
 import { CONNECTION_LOG_MSG, findEndpoint, type ConnectionContext } from './connection.js';
@@ -164,7 +164,7 @@ export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Opti
 }
 
 /**
- * Hands connections to the HTTP/2 server through a KeepReadingSocket (h2-transport.ts: two Node
+ * Hands connections to the HTTP/2 server through a KeepReadingSocket (keep-reading-socket.ts: two Node
  * sessions that both stop reading while writing deadlock at large windows), and remembers each
  * session's client address (the session's own socket is then a JS stream without one).
  */

@@ -1,5 +1,5 @@
 /**
- * The socket under an HTTP/2 session of binding ingress protocol v2, on either side.
+ * The socket under each HTTP/2 session of the mock ingress (binding ingress protocol v2).
  *
  * Why not the socket itself: Node's HTTP/2 session stops reading its socket while one of its own
  * writes to it is unfinished (node_http2.cc `MaybeStopReading`: a write in progress stops reads).
@@ -14,6 +14,9 @@
  * What the queue can hold is bounded by the peer's own flow control (DATA is sent only into the
  * peer's connection window) plus control frames; `maxQueuedBytes` bounds it against a peer that
  * never reads: beyond it the write waits for the socket to drain, as Node's own does.
+ *
+ * One side that keeps reading is enough to break the deadlock, so the forwarder's pool keeps its
+ * plain socket; a real ingress that reads while it writes needs nothing from it.
  */
 import { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
