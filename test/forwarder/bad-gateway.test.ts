@@ -97,25 +97,37 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
 );
 
 /**
- * An upstream that never accepts: a child process listening with a backlog of 1 whose thread then
- * sleeps (Atomics.wait: no CPU), its accept queue filled, so the kernel drops every further SYN.
+ * An upstream that never accepts: a child process listening with a backlog of 1 whose thread
+ * sleeps (Atomics.wait: no CPU) from the moment it said its port (a write to a pipe is synchronous
+ * on Linux), so it never accepts; its accept queue is then filled, and the kernel drops every
+ * further SYN. No fixed sleeps: the queue counts as full once a connect has not completed within
+ * a second (loopback handshakes are the kernel's, not held up by a loaded CPU).
  */
 async function blackHole(): Promise<{ url: string; child: ChildProcess; fillers: Socket[] }> {
   const script = `const s = require('node:net').createServer();
 s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
-  process.stdout.write(s.address().port + '\\n');
-  setTimeout(() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0), 50);
+  require('node:fs').writeSync(1, s.address().port + '\\n');
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 });`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.once('data', (c: Buffer) => resolve(Number(String(c).trim())));
     child.once('exit', (code) => reject(new Error(`the black hole exited (${code})`)));
   });
-  await new Promise((r) => setTimeout(r, 300));
-  // Fill the accept queue (backlog + 1 on Linux); the connects beyond it hang, which is the point.
-  const fillers = Array.from({ length: 4 }, () => connect(port, '127.0.0.1').on('error', () => undefined));
-  await new Promise((r) => setTimeout(r, 300));
-  return { url: `tcp://127.0.0.1:${port}`, child, fillers };
+  const fillers: Socket[] = [];
+  for (let i = 0; i < 16; i++) {
+    const s = connect(port, '127.0.0.1').on('error', () => undefined);
+    fillers.push(s);
+    const connected = await new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => resolve(false), 1_000);
+      s.once('connect', () => {
+        clearTimeout(t);
+        resolve(true);
+      });
+    });
+    if (!connected) return { url: `tcp://127.0.0.1:${port}`, child, fillers };
+  }
+  throw new Error('the black hole accepted 16 connections: its accept queue never filled');
 }
 
 /**
