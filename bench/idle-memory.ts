@@ -29,7 +29,7 @@ import { createTcpEndpoint } from './support/endpoints.js';
 import { forwarderWorld } from './support/forwarder-world.js';
 import { startForwarderProcess } from './support/forwarder-process.js';
 import { perConnectionGrowth, summarizeHeapSnapshot } from './support/heap-snapshot.js';
-import { connectionRate, freePort, holdIdle, loadAverage, rssMiB } from './support/load.js';
+import { bounded, connectionRate, freePort, holdIdle, loadAverage, rssMiB } from './support/load.js';
 import { memoryProbePaths } from './support/memory-probe-paths.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
@@ -120,14 +120,14 @@ function perConnection(from: Usage, to: Usage, n: number): string {
  * rss figures are not meaningful (writing a snapshot grows the process).
  */
 async function measure(s: Subject): Promise<void> {
-  await connectionRate(s.port, 200, 16); // warm-up: sessions, JIT, pools
+  await bounded(`${s.label} warm-up`, connectionRate(s.port, 200, 16)); // sessions, JIT, pools
   await sleep(1000);
   const snap = args.snapshot !== 'no';
   const a0 = await probe(s.pid, false);
-  const first = await holdIdle(s.port, Math.floor(args.idle / 2));
+  const first = await bounded(`${s.label} hold`, holdIdle(s.port, Math.floor(args.idle / 2)));
   await sleep(2000);
   const aHalf = await probe(s.pid, snap);
-  const second = await holdIdle(s.port, args.idle - Math.floor(args.idle / 2));
+  const second = await bounded(`${s.label} hold`, holdIdle(s.port, args.idle - Math.floor(args.idle / 2)));
   await sleep(2000);
   const rssBeforeGc = (await rssMiB(s.pid)) * 1024 * 1024;
   const aN = await probe(s.pid, snap);

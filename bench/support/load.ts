@@ -20,15 +20,24 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export function dial(port: number): Promise<Socket> {
+/** A connection to 127.0.0.1:`port`; rejects when it is not up within `timeoutMs` (a full accept queue drops SYNs). */
+export function dial(port: number, timeoutMs = 10_000): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const s = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`no connection to 127.0.0.1:${port} within ${timeoutMs} ms`));
+    }, timeoutMs);
     s.once('connect', () => {
+      clearTimeout(timer);
       s.off('error', reject);
       s.setNoDelay(true);
       resolve(s);
     });
-    s.once('error', reject);
+    s.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
   });
 }
 
