@@ -35,6 +35,7 @@ export default defineConfig({
       'test/mock/validation/document-limits.test.ts',
       'test/net/host-port.test.ts',
       'test/ingress/protocol.test.ts',
+      'test/ingress/window-share.test.ts',
       'test/helpers/wait.test.ts',
       'test/time/**/*.test.ts',
     ],

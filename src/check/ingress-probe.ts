@@ -67,6 +67,7 @@ class CheckDialer {
       protocol: cfg.ingress.protocol,
       sessions: 1,
       windowBytes: cfg.ingress.streamWindowBytes,
+      sharedWindowBytes: cfg.ingress.sharedWindowBytes,
     });
   }
 

@@ -3,7 +3,7 @@
  * defaults by the CLI, then validated here as a whole so every bad field is reported at once.
  */
 import { z } from 'zod';
-import { DEFAULT_STREAM_WINDOW } from '../api/ingress/v2-protocol.js';
+import { DEFAULT_SHARED_WINDOW, DEFAULT_STREAM_WINDOW } from '../api/ingress/v2-protocol.js';
 import { hostPortProblem, isLoopbackHost, parseHostPort, tryParseHostPort } from '../net/host-port.js';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -82,9 +82,9 @@ export const ForwarderConfig = z
         /** v2: HTTP/2 sessions kept to the ingress; streams spread over them (more open when all are full). */
         sessions: z.number().int().min(1).max(64).default(2),
         /**
-         * v2: flow-control window per stream, bytes (a session's is sixteen times it): what one
-         * stream may have in flight, so throughput per stream at most this per round trip (512 KiB
-         * at 50 ms: ~10 MiB/s), and what a client that stops reading can leave buffered here.
+         * v2: download flow-control window per stream, bytes, at least: what each stream of a
+         * session carrying many may have in flight (so at most this per round trip), and what a
+         * client that stops reading can then leave buffered here.
          */
         streamWindowBytes: z
           .number()
@@ -92,6 +92,18 @@ export const ForwarderConfig = z
           .min(65_535)
           .max(2 ** 31 - 1)
           .default(DEFAULT_STREAM_WINDOW),
+        /**
+         * v2: download window a session's streams share above streamWindowBytes (window-share.ts):
+         * one stream alone gets all of it, n streams 1/n each (in powers of two), never below
+         * streamWindowBytes; at or below streamWindowBytes, no sharing. Streams that all stopped
+         * reading pin at most pinnedAtMost() per session (24 MiB for 16 at the defaults).
+         */
+        sharedWindowBytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 30)
+          .default(DEFAULT_SHARED_WINDOW),
       })
       .prefault({}),
     limits: z

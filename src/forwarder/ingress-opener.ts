@@ -31,8 +31,10 @@ export interface IngressOpenerOptions {
   protocol: IngressProtocolSetting;
   /** HTTP/2 sessions kept per ingress. */
   sessions: number;
-  /** Per-stream flow-control window, bytes. */
+  /** Per-stream flow-control window, bytes, at least. */
   windowBytes: number;
+  /** What a session's streams share above windowBytes (window-share.ts). */
+  sharedWindowBytes: number;
   /** Told when `auto` settles on a protocol for an address (logs). */
   onProtocol?: (address: string, protocol: IngressProtocol, why: string) => void;
   now?: () => number;
@@ -98,6 +100,7 @@ export class IngressOpener {
       ...(tls ? { tls } : {}),
       maxSessions: this.opts.sessions,
       windowBytes: this.opts.windowBytes,
+      sharedWindowBytes: this.opts.sharedWindowBytes,
     });
     this.pool = { key: address, tls, pool };
     return pool;

@@ -255,7 +255,13 @@ describe('ForwarderConfig', () => {
       listenHost: '0.0.0.0',
       portRange: { min: 1024, max: 65535 },
       dialOn: { http: 'data', tcp: 'accept' },
-      ingress: { tls: true, protocol: 'auto', sessions: 2, streamWindowBytes: 512 * 1024 },
+      ingress: {
+        tls: true,
+        protocol: 'auto',
+        sessions: 2,
+        streamWindowBytes: 512 * 1024,
+        sharedWindowBytes: 8 * 1024 * 1024,
+      },
       limits: {
         maxConnections: 10_000,
         maxConnectionsPerPort: 2_000,

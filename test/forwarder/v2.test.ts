@@ -19,6 +19,7 @@ import {
 import { EARLY_BYTES_MAX } from '../../src/forwarder/connection.js';
 import type { Forwarder } from '../../src/forwarder/forwarder.js';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.js';
+import { pinnedAtMost } from '../../src/api/ingress/window-share.js';
 
 /** How a client socket ended: its bytes, and 'end' (clean FIN) or the error code (a reset). */
 function ending(s: Socket): Promise<{ data: string; how: string }> {
@@ -44,6 +45,20 @@ function offer(s: Socket, total: number): void {
     s.end();
   };
   pump();
+}
+
+const SIXTEEN_MIB = Buffer.alloc(16 * 1024 * 1024, 0x61);
+
+/** What the forwarder buffers once it stopped growing (nothing more arrives in 300 ms). */
+async function settled(fwd: Forwarder): Promise<number> {
+  let last = -1;
+  for (let i = 0; i < 100; i++) {
+    const now = fwd.bufferedBytes();
+    if (now === last) return now;
+    last = now;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return last;
 }
 
 /** The mock ingress's v2 stream lines with this outcome. */
@@ -162,25 +177,74 @@ describe.each([false, true])('forwarder over v2 (tls %s)', (tls) => {
   it('a stream has its whole window in flight, and a client that stops reading pins no more than it', async () => {
     const env = await setup();
     // An upstream that sends 16 MiB at once, to a client that never reads.
-    const source = await startServer((s) => s.end(Buffer.alloc(16 * 1024 * 1024, 0x61)));
+    const source = await startServer((s) => s.end(SIXTEEN_MIB));
     const window = 512 * 1024;
     const { fwd, port } = await served(env, 'tcp://window.x:7709', source, {
-      ingress: { streamWindowBytes: window },
+      ingress: { streamWindowBytes: window, sharedWindowBytes: 0 },
     });
     const c = await connectTo(port);
     c.pause();
     c.write('x');
     // Past Node's default 64 KiB windows (stream and session): the configured ones are in use.
     await waitFor(() => fwd.bufferedBytes() > window / 2, 10_000);
-    // Time for anything beyond the window to arrive, were it sent.
-    await new Promise((r) => setTimeout(r, 500));
-    const last = fwd.bufferedBytes();
+    const last = await settled(fwd);
     // The stream's window plus one high-water mark of the client socket, not the 16 MiB.
     expect(last, `buffered in the forwarder for one non-reading client: ${last} bytes`).toBeLessThanOrEqual(
       window + 64 * 1024,
     );
     c.destroy();
     await source.close();
+  });
+
+  it("a session's streams share its download window: one alone has all of it, many have their floor, and what they pin stays bounded", async () => {
+    const env = await setup();
+    const source = await startServer((s) => s.end(SIXTEEN_MIB));
+    const share = { floor: 512 * 1024, shared: 8 * 1024 * 1024 };
+    const { fwd, port } = await served(env, 'tcp://share.x:7713', source, {
+      ingress: { sessions: 1, streamWindowBytes: share.floor, sharedWindowBytes: share.shared },
+    });
+    const stalledClient = async () => {
+      const c = await connectTo(port);
+      c.pause();
+      c.write('x');
+      return c;
+    };
+    try {
+      // Alone on its session: the whole shared window in flight (a download at shared / RTT).
+      const alone = await stalledClient();
+      await waitFor(() => fwd.bufferedBytes() > 4 * share.floor, 10_000, 'one stream past four floors');
+      let pinned = await settled(fwd);
+      expect(pinned, `one non-reading client pins ${pinned} bytes`).toBeGreaterThan(share.shared / 2);
+      expect(pinned).toBeLessThanOrEqual(share.shared + 64 * 1024);
+      // Fifteen more: each new stream lowers every stream's window before it opens, so sixteen
+      // that all stopped reading pin at most pinnedAtMost(16), 24 MiB, not 16 × 8 MiB.
+      const more = await Promise.all(Array.from({ length: 15 }, stalledClient));
+      await waitFor(
+        () => fwd.bufferedBytes() > pinned + 15 * (share.floor / 2),
+        20_000,
+        'sixteen streams filled',
+      );
+      pinned = await settled(fwd);
+      const bound = pinnedAtMost(16, share) + 16 * 64 * 1024;
+      expect(pinned, `sixteen non-reading clients pin ${pinned} bytes (bound ${bound})`).toBeLessThanOrEqual(
+        bound,
+      );
+      // They leave: the window grows back for the next stream alone on the session.
+      for (const c of [alone, ...more]) c.destroy();
+      await waitFor(() => fwd.openConnections() === 0, 10_000, 'the sixteen closed');
+      await stalledClient();
+      await waitFor(
+        () => fwd.bufferedBytes() > 4 * share.floor,
+        10_000,
+        'a new lone stream past four floors',
+      );
+      pinned = await settled(fwd);
+      expect(pinned, `a lone client after the others left pins ${pinned} bytes`).toBeGreaterThan(
+        share.shared / 2,
+      );
+    } finally {
+      await source.close();
+    }
   });
 
   it("clients of one endpoint that stop reading leave another endpoint's streams on the same session flowing", async () => {

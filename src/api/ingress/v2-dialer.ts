@@ -19,7 +19,14 @@ import type { CancelSignal } from './cancel.js';
 import { abortStream } from './reset.js';
 import { IngressError, isCertificateError, isNotTlsError, type IngressTlsOptions } from './dialer.js';
 import { parseReply, type IngressSource } from './protocol.js';
-import { ALPN_H2, DEFAULT_STREAM_WINDOW, sessionMemoryMb, sessionWindow, V2_HEADERS } from './v2-protocol.js';
+import {
+  ALPN_H2,
+  DEFAULT_SHARED_WINDOW,
+  DEFAULT_STREAM_WINDOW,
+  memoryForSessionWindowMb,
+  V2_HEADERS,
+} from './v2-protocol.js';
+import { nextSetting, sessionWindowFor, shareOf, type WindowShare } from './window-share.js';
 
 export interface IngressV2Options {
   /** `host:port` of the ingress. */
@@ -28,8 +35,10 @@ export interface IngressV2Options {
   tls?: IngressTlsOptions;
   /** Sessions kept at most; default 2. */
   maxSessions?: number;
-  /** Flow-control window per stream, bytes (the session's: sessionWindow); default DEFAULT_STREAM_WINDOW. */
+  /** Flow-control window per stream at least, bytes; default DEFAULT_STREAM_WINDOW. */
   windowBytes?: number;
+  /** What a session's streams share above `windowBytes` (window-share.ts); default DEFAULT_SHARED_WINDOW. */
+  sharedWindowBytes?: number;
 }
 
 export interface OpenStreamOptions {
@@ -55,6 +64,10 @@ interface Pooled {
   usable: boolean;
   /** Streams it took when it last refused one; lifted when one of its streams closes. */
   limit?: number | undefined;
+  /** How its streams' windows follow their count (window-share.ts). */
+  share: WindowShare;
+  /** The stream window (SETTINGS_INITIAL_WINDOW_SIZE) last sent. */
+  window: number;
 }
 
 /** Endpoint URLs whose CONNECT authority is kept (authorityFor). */
@@ -168,7 +181,13 @@ export class IngressV2Pool {
     if (this.closed) return Promise.reject(new IngressError('ERR_794', 'the v2 pool is closed'));
     const { host, port } = this.target;
     const tls = this.opts.tls;
-    const window = this.opts.windowBytes ?? DEFAULT_STREAM_WINDOW;
+    const share: WindowShare = {
+      floor: this.opts.windowBytes ?? DEFAULT_STREAM_WINDOW,
+      shared: this.opts.sharedWindowBytes ?? DEFAULT_SHARED_WINDOW,
+    };
+    // A new session's first stream is alone on it.
+    const window = shareOf(1, share);
+    const sessionWindow = sessionWindowFor(share);
     return new Promise<Pooled>((resolve, reject) => {
       // The TLS socket: a session that failed before its 'connect' (a refused certificate) does
       // not own it yet, so destroying the session alone would leave it open.
@@ -178,7 +197,7 @@ export class IngressV2Pool {
       const servername = tls ? (tls.servername ?? (isIP(host) ? undefined : host)) : undefined;
       const session = h2connect(authority, {
         settings: { initialWindowSize: window },
-        maxSessionMemory: sessionMemoryMb(window),
+        maxSessionMemory: memoryForSessionWindowMb(sessionWindow),
         createConnection: () => {
           raw = tcpConnect({ host, port });
           // No Nagle: a stream's DATA right behind its HEADERS would otherwise wait for the ACK
@@ -192,7 +211,9 @@ export class IngressV2Pool {
           return socket;
         },
       });
-      const pooled: Pooled = { session, active: 0, usable: true };
+      const pooled: Pooled = { session, active: 0, usable: true, share, window };
+      // A raise waits for the last change's acknowledgement (nextSetting); look again then.
+      session.on('localSettings', () => shareWindow(pooled, pooled.active));
       const timer = setTimeout(
         () =>
           fail(
@@ -231,7 +252,7 @@ export class IngressV2Pool {
       });
       const ready = () => {
         if (settled) return;
-        session.setLocalWindowSize(sessionWindow(window));
+        session.setLocalWindowSize(sessionWindow);
         settled = true;
         clearTimeout(timer);
         this.sessions.push(pooled);
@@ -298,6 +319,9 @@ export class IngressV2Pool {
   private request(pooled: Pooled, o: OpenStreamOptions): EarlyStream {
     const authority = this.authorityFor(o.url);
     let stream: ClientHttp2Stream;
+    // Lowered before the stream opens: the SETTINGS go out ahead of its HEADERS, so the ingress
+    // gives it (and every other stream) the smaller window from its first byte.
+    shareWindow(pooled, pooled.active + 1);
     try {
       stream = pooled.session.request(
         {
@@ -374,7 +398,26 @@ function countActive(pooled: Pooled, stream: ClientHttp2Stream): void {
   stream.on('close', () => {
     pooled.active--;
     pooled.limit = undefined;
+    shareWindow(pooled, pooled.active);
   });
+}
+
+/**
+ * Sends the stream window the session's count of streams calls for (window-share.ts), if it
+ * changed: a SETTINGS frame, which moves every open stream's window by the difference.
+ */
+function shareWindow(pooled: Pooled, streams: number): void {
+  const { session } = pooled;
+  if (session.closed || session.destroyed) return;
+  const next = nextSetting(pooled.window, streams, pooled.share, session.pendingSettingsAck);
+  if (next === undefined) return;
+  try {
+    session.settings({ initialWindowSize: next });
+    pooled.window = next;
+  } catch {
+    // Too many unacknowledged SETTINGS (node:http2 allows 10; lowering needs at most
+    // log2(shared / floor) in a row, and a raise waits for the acknowledgement): keep the window.
+  }
 }
 
 function tlsOptions(

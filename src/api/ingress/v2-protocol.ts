@@ -18,15 +18,21 @@ export const ALPN_H2 = 'h2';
 export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /**
- * Flow-control window per stream, bytes, by default (both sides): what one stream may have in
- * flight, so at most this per round trip (512 KiB at 50 ms: ~10 MiB/s), and what a reader that
- * stops reading can leave buffered in the receiver for its stream. Kept at 512 KiB, not sized for
- * throughput: 4 MiB let one client that never reads pin 4 MiB of the forwarder
- * (test/forwarder/datapath.test.ts "propagates backpressure…" holds it under 1 MiB), and a
- * port's share of non-reading clients pin 2 GiB; raise `ingress.streamWindowBytes` where clients
- * are trusted to read and round trips are long.
+ * Flow-control window per stream, bytes, by default, at least (both sides): what a reader that
+ * stops reading can leave buffered in the receiver for its stream once its session carries many
+ * streams. 4 MiB per stream let every client that never reads pin 4 MiB of the forwarder, and a
+ * port's share of them 2 GiB. The forwarder gives a session's first streams more
+ * (DEFAULT_SHARED_WINDOW, window-share.ts), so a lone download is not held to 512 KiB per round trip.
  */
 export const DEFAULT_STREAM_WINDOW = 512 * 1024;
+
+/**
+ * The forwarder's download window a session's streams share above DEFAULT_STREAM_WINDOW, by
+ * default (window-share.ts): one stream alone on a session has 8 MiB in flight (~160 MiB/s at
+ * 50 ms), sixteen or more have 512 KiB each; streams that all stopped reading pin at most
+ * 24 MiB + 512 KiB per stream beyond sixteen per session.
+ */
+export const DEFAULT_SHARED_WINDOW = 8 * 1024 * 1024;
 
 /**
  * A session's (connection) window for a stream window: room for 16 streams at full speed. It bounds
@@ -48,5 +54,10 @@ export function sessionWindow(streamWindow: number): number {
  * 64 MB.
  */
 export function sessionMemoryMb(streamWindow: number): number {
-  return Math.max(64, Math.ceil((4 * sessionWindow(streamWindow)) / (1024 * 1024)));
+  return memoryForSessionWindowMb(sessionWindow(streamWindow));
+}
+
+/** sessionMemoryMb for a session window given directly (the forwarder's: window-share.ts). */
+export function memoryForSessionWindowMb(sessionWindowBytes: number): number {
+  return Math.max(64, Math.ceil((4 * sessionWindowBytes) / (1024 * 1024)));
 }

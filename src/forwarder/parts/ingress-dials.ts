@@ -21,6 +21,7 @@ export class IngressDials {
       protocol: config.ingress.protocol,
       sessions: config.ingress.sessions,
       windowBytes: config.ingress.streamWindowBytes,
+      sharedWindowBytes: config.ingress.sharedWindowBytes,
       onProtocol: (address, protocol, why) =>
         log.info({ address, protocol, reason: why }, 'forwarder ingress protocol'),
     });
