@@ -25,6 +25,9 @@ import { startMockApi } from '../src/mock/server.js';
 const BENCH_API_KEY = process.env['BENCH_API_KEY'] ?? 'bench_api_key_0123456789';
 const BENCH_AUTHTOKEN = process.env['BENCH_AUTHTOKEN'] ?? 'bench_authtoken_0123456789';
 
+// With BENCH_CPU_PROF_DIR (support/spawn-json.ts) a role exits on SIGTERM, so its profile is written.
+if (process.env['BENCH_CPU_PROF_DIR']) process.on('SIGTERM', () => process.exit(0));
+
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
   return (server.address() as AddressInfo).port;

@@ -40,6 +40,8 @@ export interface ForwarderPartArgs {
   ingressWindow?: number | undefined;
   /** The forwarder's v2 stream window (`ingress.streamWindowBytes`; default its own). */
   forwarderWindow?: number | undefined;
+  /** The window the forwarder's v2 streams share (`ingress.sharedWindowBytes`; default its own). */
+  forwarderSharedWindow?: number | undefined;
   apiKey: string;
   authtoken: string;
 }
@@ -65,6 +67,10 @@ interface Tally {
   ttfbMs: number[];
   streams: number[];
   downloads: number[];
+  /** CPU seconds the hop and the ingress spent on the uploads and downloads, and the MiB moved. */
+  streamHopCpu: number;
+  streamIngressCpu: number;
+  streamMib: number;
   idleKiB?: number;
 }
 
@@ -133,8 +139,13 @@ async function measureRound(p: Path, t: Tally, a: ForwarderPartArgs): Promise<vo
   t.ingressCpu += c1[1]! - c0[1]!;
   t.conns += a.conns;
   t.ttfbMs.push(...(await bounded(`${p.label} ttfb`, firstByteTimes(p.echo, a.ttfb))));
+  const c2 = await cpu();
   t.streams.push(await bounded(`${p.label} stream`, stream(p.sink, a.mib)));
   if (p.source) t.downloads.push(await bounded(`${p.label} download`, download(p.source, a.mib)));
+  const c3 = await cpu();
+  t.streamHopCpu += c3[0]! - c2[0]!;
+  t.streamIngressCpu += c3[1]! - c2[1]!;
+  t.streamMib += a.mib * (p.source ? 2 : 1);
 }
 
 /** A `mib` MiB download (upstream → client), MiB/s: from the connect to the source's clean end. */
@@ -162,6 +173,7 @@ const pct = (xs: number[], q: number): number => {
 
 function row(p: Path, t: Tally): string {
   const us = (sec: number) => (t.conns ? ((sec / t.conns) * 1e6).toFixed(0) : '-');
+  const perMib = (sec: number) => (t.streamMib ? ((sec / t.streamMib) * 1e3).toFixed(2) : '-');
   const rttOf = (ms: number) => (p.rtt > 0 ? ` (${(ms / p.rtt).toFixed(2)} RTT)` : '');
   return [
     p.label.padEnd(20),
@@ -170,13 +182,14 @@ function row(p: Path, t: Tally): string {
     `ttfb p50 ${pct(t.ttfbMs, 0.5).toFixed(1)} ms${rttOf(pct(t.ttfbMs, 0.5))} p99 ${pct(t.ttfbMs, 0.99).toFixed(1)} ms${rttOf(pct(t.ttfbMs, 0.99))}`,
     `stream ${median(t.streams).toFixed(1)} MiB/s`,
     `down ${t.downloads.length ? median(t.downloads).toFixed(1) + ' MiB/s' : '-'}`,
+    `CPU/MiB hop ${p.hopPid ? perMib(t.streamHopCpu) : '-'} + ingress ${p.ingressPid ? perMib(t.streamIngressCpu) : '-'} ms`,
     `idle ${t.idleKiB === undefined ? '-' : t.idleKiB.toFixed(2) + ' KiB/conn'}`,
   ].join(' | ');
 }
 
 export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
   log(
-    `datapath-v2 forwarder bench: node ${process.version}, ${a.pairs} rounds of ${a.conns} connections x${a.concurrency}, ${a.ttfb} sequential first bytes, ${a.mib} MiB upload and download per path; ${a.idle} idle; RTT 0 and ${a.rtt} ms; windows: ingress ${a.ingressWindow ?? 'default'}, forwarder ${a.forwarderWindow ?? 'default'}`,
+    `datapath-v2 forwarder bench: node ${process.version}, ${a.pairs} rounds of ${a.conns} connections x${a.concurrency}, ${a.ttfb} sequential first bytes, ${a.mib} MiB upload and download per path; ${a.idle} idle; RTT 0 and ${a.rtt} ms; windows: ingress ${a.ingressWindow ?? 'default'}, forwarder ${a.forwarderWindow ?? 'default'}, shared ${a.forwarderSharedWindow ?? 'default'}`,
   );
   log(`load average at start: ${await loadAverage()}`);
   const up = await spawnJson(['bench/datapath-roles.ts', 'upstream'], {}, (o) =>
@@ -247,6 +260,7 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
             protocol,
             ...(sec === 'tls' ? { caFile } : {}),
             ...(a.forwarderWindow ? { streamWindowBytes: a.forwarderWindow } : {}),
+            ...(a.forwarderSharedWindow !== undefined ? { sharedWindowBytes: a.forwarderSharedWindow } : {}),
           },
           routes: [
             [echo, ECHO_URL],
@@ -275,7 +289,18 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
   const tallies = new Map<Path, Tally>(
     paths.map((p) => [
       p,
-      { rates: [], hopCpu: 0, ingressCpu: 0, conns: 0, ttfbMs: [], streams: [], downloads: [] },
+      {
+        rates: [],
+        hopCpu: 0,
+        ingressCpu: 0,
+        conns: 0,
+        ttfbMs: [],
+        streams: [],
+        downloads: [],
+        streamHopCpu: 0,
+        streamIngressCpu: 0,
+        streamMib: 0,
+      },
     ]),
   );
   for (const p of paths) {

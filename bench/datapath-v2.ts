@@ -40,7 +40,7 @@ import { startDelayProxy } from './datapath-delay-proxy.js';
 import { parseBenchArgs } from './support/args.js';
 import { createTcpEndpoint } from './support/endpoints.js';
 import { bounded, cpuSeconds, loadAverage, median } from './support/load.js';
-import { children, spawnJson } from './support/spawn-json.js';
+import { spawnJson, stopChildren } from './support/spawn-json.js';
 import { forwarderPart } from './datapath-v2-forwarder.js';
 
 const Args = z.object({
@@ -58,6 +58,8 @@ const Args = z.object({
   'ingress-window': z.coerce.number().int().min(65_535).max(2_147_483_647).optional(),
   /** forwarder part: the forwarder's v2 stream window (`ingress.streamWindowBytes`, default its own). */
   'forwarder-window': z.coerce.number().int().min(65_535).max(2_147_483_647).optional(),
+  /** forwarder part: the window its v2 streams share (`ingress.sharedWindowBytes`, default its own). */
+  'forwarder-shared-window': z.coerce.number().int().min(0).max(1_073_741_824).optional(),
 });
 const args = parseBenchArgs('bench/datapath-v2.ts', Args);
 
@@ -227,9 +229,10 @@ try {
         ...args,
         ingressWindow: args['ingress-window'],
         forwarderWindow: args['forwarder-window'],
+        forwarderSharedWindow: args['forwarder-shared-window'],
         apiKey: API_KEY,
         authtoken: AUTHTOKEN,
       }));
 } finally {
-  for (const c of children) c.kill('SIGKILL');
+  await stopChildren();
 }

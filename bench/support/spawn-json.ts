@@ -13,7 +13,11 @@ export function spawnJson<T>(
   pick: (o: Record<string, unknown>) => T | undefined,
   opts: { cwd?: string } = {},
 ): Promise<{ child: ChildProcess; value: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], {
+  // BENCH_CPU_PROF_DIR: every child writes a V8 CPU profile there when it exits normally (the
+  // forwarder does on SIGTERM; see stopChildren).
+  const profile = process.env['BENCH_CPU_PROF_DIR'];
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', ...argv], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
@@ -43,4 +47,18 @@ export function spawnJson<T>(
     });
     child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}`)));
   });
+}
+
+/**
+ * Stops every child: SIGKILL, or with BENCH_CPU_PROF_DIR first SIGTERM and up to 5 s, so that
+ * those that exit on it (the forwarder CLI) write their profiles.
+ */
+export async function stopChildren(): Promise<void> {
+  if (process.env['BENCH_CPU_PROF_DIR']) {
+    for (const c of children) c.kill('SIGTERM');
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline && children.some((c) => c.exitCode === null && c.signalCode === null))
+      await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const c of children) c.kill('SIGKILL');
 }

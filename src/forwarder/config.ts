@@ -96,7 +96,7 @@ export const ForwarderConfig = z
          * v2: download window a session's streams share above streamWindowBytes (window-share.ts):
          * one stream alone gets all of it, n streams 1/n each (in powers of two), never below
          * streamWindowBytes; at or below streamWindowBytes, no sharing. Streams that all stopped
-         * reading pin at most pinnedAtMost() per session (24 MiB for 16 at the defaults).
+         * reading pin at most pinnedAtMost() per session (56 MiB for 32 at the defaults).
          */
         sharedWindowBytes: z
           .number()

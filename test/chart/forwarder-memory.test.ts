@@ -20,15 +20,15 @@ async function forwarderMemoryLimit(values: Record<string, unknown>): Promise<st
  * did not hold the default 10,000 TLS connections. An explicit limit is kept as given.
  */
 describe.skipIf('skip' in helmTool)('chart: forwarder memory limit', () => {
-  it('is 128 MiB + 16 MiB per v2 session + 64 KiB per connection over TLS, 32 KiB over plain v2, 8 KiB over plain v1, unless set', async () => {
-    expect(await forwarderMemoryLimit({})).toBe('785Mi');
+  it('is 128 MiB + 40 MiB per v2 session + 64 KiB per connection over TLS, 32 KiB over plain v2, 8 KiB over plain v1, unless set', async () => {
+    expect(await forwarderMemoryLimit({})).toBe('833Mi');
     // Each v2 session's shared download window (docs/forwarder.md "What a slow reader pins").
-    expect(await forwarderMemoryLimit({ forwarder: { ingressSessions: 4 } })).toBe('817Mi');
+    expect(await forwarderMemoryLimit({ forwarder: { ingressSessions: 4 } })).toBe('913Mi');
     // TLS with v1 forced: the same 64 KiB (v1 TLS is the dearer protocol), no sessions.
     expect(await forwarderMemoryLimit({ forwarder: { ingressProtocol: 'v1' } })).toBe('753Mi');
     const plain = { bindings: { ingress: { tls: false, address: '127.0.0.1:4443' } } };
     expect(await forwarderMemoryLimit({ ...plain, forwarder: { limits: { maxConnections: 2000 } } })).toBe(
-      '223Mi',
+      '271Mi',
     );
     expect(
       await forwarderMemoryLimit({

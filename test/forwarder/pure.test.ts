@@ -260,7 +260,7 @@ describe('ForwarderConfig', () => {
         protocol: 'auto',
         sessions: 2,
         streamWindowBytes: 512 * 1024,
-        sharedWindowBytes: 8 * 1024 * 1024,
+        sharedWindowBytes: 16 * 1024 * 1024,
       },
       limits: {
         maxConnections: 10_000,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_SHARED_WINDOW, DEFAULT_STREAM_WINDOW } from '../../src/api/ingress/v2-protocol.js';
 import {
   nextSetting,
   pinnedAtMost,
@@ -9,6 +10,7 @@ import {
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
+/** The shares of docs/forwarder.md's table (the defaults' floor, an 8 MiB shared window). */
 const defaults: WindowShare = { floor: 512 * KiB, shared: 8 * MiB };
 
 /** The forwarder's v2 download window follows the streams a session carries (#27 stream throughput). */
@@ -35,10 +37,15 @@ describe('window share', () => {
     expect(shareOf(3, { floor: 3 * MiB, shared: 8 * MiB })).toBe(3 * MiB);
   });
 
-  it('bounds what streams that all stopped reading pin: 24 MiB for 16 at the defaults, then the floor each', () => {
+  it('bounds what streams that all stopped reading pin: 24 MiB for 16 at 8 MiB shared, then the floor each', () => {
     expect(pinnedAtMost(1, defaults)).toBe(8 * MiB);
     expect(pinnedAtMost(16, defaults)).toBe(24 * MiB);
     expect(pinnedAtMost(100, defaults)).toBe(24 * MiB + 84 * 512 * KiB);
+    // The forwarder's defaults (16 MiB shared): 56 MiB for 32, 40 MiB above their floors (the
+    // chart's memory limit counts that per session).
+    const forwarder = { floor: DEFAULT_STREAM_WINDOW, shared: DEFAULT_SHARED_WINDOW };
+    expect(pinnedAtMost(32, forwarder)).toBe(56 * MiB);
+    expect(pinnedAtMost(32, forwarder) - 32 * DEFAULT_STREAM_WINDOW).toBe(40 * MiB);
     // Without sharing: the floor per stream, as before.
     expect(pinnedAtMost(100, { floor: 512 * KiB, shared: 0 })).toBe(100 * 512 * KiB);
   });

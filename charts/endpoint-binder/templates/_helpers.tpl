@@ -297,8 +297,8 @@ and the transport: 128 MiB plus, per connection of limits.maxConnections (defaul
 over TLS (either protocol: `auto` falls back to v1), 32 KiB over plain TCP where v2 may carry it
 (`auto`, `v2`), 8 KiB over plain v1. BENCHMARKS.md "#27: round 2", 2,000 idle connections held:
 v1 TLS 60.1 KiB, v2 TLS 31.2 KiB, v2 plain 24.6 KiB each; v1 plain about a fifth of v1 TLS.
-Where v2 may carry them, plus 16 MiB per ingress session: the download window a session's first
-streams share above the floor, which clients that stop reading can pin (docs/forwarder.md "What
+Where v2 may carry them, plus 40 MiB per ingress session: what a session's first streams can pin
+above their floor in the download window they share, if their clients all stop reading (docs/forwarder.md "What
 a slow reader pins").
 */}}
 {{- define "endpoint-binder.forwarderResources" -}}
@@ -311,7 +311,7 @@ a slow reader pins").
 {{- $perConnKiB := ternary 64 (ternary 8 32 $plainV1) $tls -}}
 {{- $v1 := eq (.Values.forwarder.ingressProtocol | default "auto") "v1" -}}
 {{- $sessions := int (.Values.forwarder.ingressSessions | default 2) -}}
-{{- $sharedMi := ternary 0 (mul $sessions 16) $v1 -}}
+{{- $sharedMi := ternary 0 (mul $sessions 40) $v1 -}}
 {{- $mi := add 128 $sharedMi (div (add (mul $conns $perConnKiB) 1023) 1024) -}}
 {{- $_ := set $limits "memory" (printf "%dMi" (int $mi)) -}}
 {{- $_ := set $r "limits" $limits -}}

@@ -28,11 +28,12 @@ export const DEFAULT_STREAM_WINDOW = 512 * 1024;
 
 /**
  * The forwarder's download window a session's streams share above DEFAULT_STREAM_WINDOW, by
- * default (window-share.ts): one stream alone on a session has 8 MiB in flight (~160 MiB/s at
- * 50 ms), sixteen or more have 512 KiB each; streams that all stopped reading pin at most
- * 24 MiB + 512 KiB per stream beyond sixteen per session.
+ * default (window-share.ts): one stream alone on a session has 16 MiB in flight, 32 or more have
+ * 512 KiB each; streams that all stopped reading pin at most 56 MiB for the first 32 of a session
+ * and 512 KiB for each further one. 16 MiB, not 8: a download at 50 ms moved ~70 MiB/s with 8 MiB
+ * and ~120 with 16, where v1 moved 107–139 (BENCHMARKS.md "#27 round 4").
  */
-export const DEFAULT_SHARED_WINDOW = 8 * 1024 * 1024;
+export const DEFAULT_SHARED_WINDOW = 16 * 1024 * 1024;
 
 /**
  * A session's (connection) window for a stream window: room for 16 streams at full speed. It bounds

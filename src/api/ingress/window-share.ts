@@ -30,7 +30,7 @@ export function shareOf(streams: number, w: WindowShare): number {
  * The most that `streams` streams whose clients all stopped reading can pin on one session. The
  * j-th oldest live stream has shared the session with at least j streams (the j − 1 older ones are
  * still open), so its window was never above shareOf(j): the sum of those bounds it. With the
- * defaults (512 KiB, 8 MiB): 8 MiB for one stream, 24 MiB for 16, then 512 KiB per stream more.
+ * defaults (512 KiB, 16 MiB): 16 MiB for one stream, 56 MiB for 32, then 512 KiB per stream more.
  */
 export function pinnedAtMost(streams: number, w: WindowShare): number {
   let sum = 0;
