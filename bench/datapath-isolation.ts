@@ -27,8 +27,9 @@
  *
  *   npm run bench:isolation -- [--samples 300 --gap 25 --crowd 1100 --holeClients 400 --burst 2000 --rtt 200]
  *
- * The client crowds, B's client, the silent upstream and the delay proxy share this process; the
- * forwarder, the ingress, the echo upstream and the black hole are processes of their own.
+ * The client crowds, the silent upstream and the delay proxy share this process; B's clients
+ * (`--samplerProcess 1`, the default), the forwarder, the ingress, the echo upstream and the black
+ * hole are processes of their own.
  */
 import { appendFileSync } from 'node:fs';
 import { readFile, mkdtemp, writeFile } from 'node:fs/promises';
@@ -54,6 +55,7 @@ import {
   type Samples,
 } from './support/isolation-clients.js';
 import { bounded, cpuSeconds, freePort, loadAverage } from './support/load.js';
+import { sampleInOwnProcess } from './support/isolation-sampler.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
 const Args = z.object({
@@ -71,6 +73,8 @@ const Args = z.object({
   control: z.coerce.number().int().min(0).max(1).default(1),
   /** The ingress's max_handshakes_per_source (0: the mock's default, 64), to show what that budget costs. */
   ingressHandshakesPerSource: z.coerce.number().int().min(0).max(100_000).default(0),
+  /** 1: B's samples in a process of their own (support/isolation-sampler.ts); 0: in this one, beside A's crowd. */
+  samplerProcess: z.coerce.number().int().min(0).max(1).default(1),
   /** The burst forwarder's limits.prefaceTimeoutMs (0: its default, 10 s): how long a client may wait. */
   burstPrefaceTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(0),
 });
@@ -308,7 +312,9 @@ async function isolation({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
   const sample = (phase: string) =>
     bounded(
       `${sec} ${protocol} ${phase}`,
-      sampleEchoes(b, B_SOURCE, args.samples, args.gap, ECHO_TIMEOUT_MS),
+      args.samplerProcess
+        ? sampleInOwnProcess(b, B_SOURCE, args.samples, args.gap, ECHO_TIMEOUT_MS)
+        : sampleEchoes(b, B_SOURCE, args.samples, args.gap, ECHO_TIMEOUT_MS),
       600_000,
     );
   try {
