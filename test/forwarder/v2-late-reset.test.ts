@@ -8,15 +8,23 @@ import {
 } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo, Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { abortStream } from '../../src/api/ingress/reset.js';
 import type { Forwarder } from '../../src/forwarder/forwarder.js';
 import { devCertificateFiles } from '../helpers/cert-files.js';
 import { pollUntil } from '../helpers/wait.js';
 import { metricValue } from '../kube/helpers.js';
-import { connectTo, createService, freePort, internalService, useEnv, type Env } from './helpers.js';
+import { connectTo, createService, freePort, internalService, useEnv } from './helpers.js';
 
 const { NGHTTP2_CANCEL, NGHTTP2_CONNECT_ERROR, NGHTTP2_INTERNAL_ERROR } = constants;
+
+/** RST_STREAM with no END_STREAM before it, as a third-party ingress may send it. */
+const RESETS_ALONE = [
+  // abortStream (reset.ts): CANCEL.
+  ['CANCEL', (st: ServerHttp2Stream) => abortStream(st), NGHTTP2_CANCEL],
+  // destroy(err): INTERNAL_ERROR.
+  ['INTERNAL_ERROR', (st: ServerHttp2Stream) => st.destroy(new Error('gone')), NGHTTP2_INTERNAL_ERROR],
+] as const;
 
 /** What the ingress does with one CONNECT stream once it answered 200. */
 type Play = (stream: ServerHttp2Stream) => void;
@@ -133,15 +141,22 @@ async function abortSeen(fwd: Forwarder, port: number, client: Socket, view: Cli
  * third-party ingress may send an upstream's FIN as DATA + END_STREAM and, a TCP read or more
  * later, RST_STREAM (CONNECT_ERROR or CANCEL) when that upstream then resets. The forwarder has
  * passed the FIN on by then; the reset must still reach the client as a reset after its EOF (its
- * next write fails), not leave it half-open or closed cleanly, and the
- * connection is accounted as `ingress_error`. Controls: a clean end both ways stays clean, and a
- * reset without END_STREAM, and one after the client's own FIN (upload), reset the client.
+ * next write fails), not leave it half-open or closed cleanly, and the connection is accounted as
+ * `ingress_error`. Controls: a clean end both ways stays clean, and a reset without END_STREAM,
+ * and one after the client's own FIN (upload), reset the client.
  */
 describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %s)', (tls) => {
   const setup = useEnv({ installRecord: false });
+  const ingresses: ThirdPartyIngress[] = [];
+  afterEach(() => {
+    for (const ingress of ingresses.splice(0)) ingress.close();
+  });
 
-  async function served(env: Env): Promise<{ fwd: Forwarder; port: number; ingress: ThirdPartyIngress }> {
+  /** A forwarder whose ingress is a new third-party one, serving one port. */
+  async function served(): Promise<{ fwd: Forwarder; port: number; ingress: ThirdPartyIngress }> {
+    const env = await setup();
     const ingress = await startThirdPartyIngress(tls);
+    ingresses.push(ingress);
     const port = await freePort();
     await createService(env.sim, internalService(`ep-late-${port}`, { [port]: 'tcp://late.x:7800' }));
     const fwd = await env.start({
@@ -165,103 +180,86 @@ describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %
     ['CONNECT_ERROR', NGHTTP2_CONNECT_ERROR],
     ['CANCEL', NGHTTP2_CANCEL],
   ])(
-    'RST_STREAM %s 100 ms after END_STREAM: the client reads all, then EOF, then a reset',
+    'RST_STREAM %s after END_STREAM, once the client read its EOF: the client reads all, then EOF, then a reset',
     async (_name, code) => {
-      const env = await setup();
-      const { fwd, port, ingress } = await served(env);
-      try {
-        // The answer and its END_STREAM are on the wire (the write finished) before the reset is
-        // sent, 100 ms later: the forwarder reads them in different reads.
-        ingress.play = (stream) =>
-          stream.once('data', () =>
-            stream.end('the whole answer', () => setTimeout(() => stream.close(code), 100)),
-          );
-        const client = await connectTo(port);
-        const view = watchClient(client);
-        client.write('hello');
-        await clientSaw(view, (s) => s.includes('end'), 'the EOF');
-        expect(view.data).toBe('the whole answer');
-        await pollUntil(
-          'the ingress to have sent its reset',
-          () => [...ingress.closes],
-          (c) => c.length > 0,
-        );
-        expect(ingress.closes).toEqual([`close rst ${code}`]);
-        const seen = await abortSeen(fwd, port, client, view);
-        expect(seen.length, `client saw ${seen.join(', ')}`).toBe(3);
-        expect(seen[0], `client saw ${seen.join(', ')}`).toBe('end');
-        expect(seen[1], `client saw ${seen.join(', ')}`).toMatch(RESET);
-        expect(seen[2], `client saw ${seen.join(', ')}`).toBe('close hadError=true');
-      } finally {
-        ingress.close();
-      }
-    },
-  );
-
-  it('control: END_STREAM and the client half-closes too: a clean end both ways, no reset', async () => {
-    const env = await setup();
-    const { fwd, port, ingress } = await served(env);
-    try {
-      ingress.play = (stream) => stream.once('data', () => stream.end('the whole answer'));
+      const { fwd, port, ingress } = await served();
+      let answered: ServerHttp2Stream | undefined;
+      ingress.play = (stream) =>
+        stream.once('data', () => {
+          answered = stream;
+          stream.end('the whole answer');
+        });
       const client = await connectTo(port);
       const view = watchClient(client);
       client.write('hello');
       await clientSaw(view, (s) => s.includes('end'), 'the EOF');
-      client.end();
-      await clientSaw(view, (s) => s.some(isClose), 'its close');
-      expect({ data: view.data, seen: view.seen }).toEqual({
-        data: 'the whole answer',
-        seen: ['end', 'close hadError=false'],
-      });
+      expect(view.data).toBe('the whole answer');
+      // The forwarder has passed the END_STREAM on as a FIN: the reset comes in a later read, as
+      // one a third-party ingress sends when its upstream resets after its FIN.
+      answered!.close(code);
       await pollUntil(
-        'the ingress stream to close',
+        'the ingress to have sent its reset',
         () => [...ingress.closes],
         (c) => c.length > 0,
       );
-      expect(ingress.closes).toEqual([`close rst ${constants.NGHTTP2_NO_ERROR}`]);
-      const counted = await pollUntil(
-        'the forwarder to account the connection',
-        () => outcomes(fwd, port),
-        (o) => Object.keys(o).length > 0,
-      );
-      expect(counted).toEqual({ closed: 1 });
-    } finally {
-      ingress.close();
-    }
+      expect(ingress.closes).toEqual([`close rst ${code}`]);
+      const seen = await abortSeen(fwd, port, client, view);
+      expect(seen.length, `client saw ${seen.join(', ')}`).toBe(3);
+      expect(seen[0], `client saw ${seen.join(', ')}`).toBe('end');
+      expect(seen[1], `client saw ${seen.join(', ')}`).toMatch(RESET);
+      expect(seen[2], `client saw ${seen.join(', ')}`).toBe('close hadError=true');
+    },
+  );
+
+  it('control: END_STREAM and the client half-closes too: a clean end both ways, no reset', async () => {
+    const { fwd, port, ingress } = await served();
+    ingress.play = (stream) => stream.once('data', () => stream.end('the whole answer'));
+    const client = await connectTo(port);
+    const view = watchClient(client);
+    client.write('hello');
+    await clientSaw(view, (s) => s.includes('end'), 'the EOF');
+    client.end();
+    await clientSaw(view, (s) => s.some(isClose), 'its close');
+    expect({ data: view.data, seen: view.seen }).toEqual({
+      data: 'the whole answer',
+      seen: ['end', 'close hadError=false'],
+    });
+    await pollUntil(
+      'the ingress stream to close',
+      () => [...ingress.closes],
+      (c) => c.length > 0,
+    );
+    expect(ingress.closes).toEqual([`close rst ${constants.NGHTTP2_NO_ERROR}`]);
+    const counted = await pollUntil(
+      'the forwarder to account the connection',
+      () => outcomes(fwd, port),
+      (o) => Object.keys(o).length > 0,
+    );
+    expect(counted).toEqual({ closed: 1 });
   });
 
-  it.each([
-    // abortStream (reset.ts): RST_STREAM CANCEL alone.
-    ['CANCEL', (st: ServerHttp2Stream) => abortStream(st), NGHTTP2_CANCEL],
-    // destroy(err): RST_STREAM INTERNAL_ERROR alone.
-    ['INTERNAL_ERROR', (st: ServerHttp2Stream) => st.destroy(new Error('gone')), NGHTTP2_INTERNAL_ERROR],
-  ] as const)(
+  it.each(RESETS_ALONE)(
     'RST_STREAM %s alone, after the client read part of the answer: the client reads a reset, no EOF',
     async (_name, abort, code) => {
-      const env = await setup();
-      const { fwd, port, ingress } = await served(env);
-      try {
-        let answering: ServerHttp2Stream | undefined;
-        ingress.play = (stream) =>
-          stream.once('data', () => {
-            answering = stream;
-            stream.write('part of it');
-          });
-        const client = await connectTo(port);
-        const view = watchClient(client);
-        client.write('hello');
-        await pollUntil(
-          'the client to read the part',
-          () => view.data,
-          (d) => d === 'part of it',
-        );
-        abort(answering!);
-        const seen = await abortSeen(fwd, port, client, view);
-        expect(ingress.closes).toEqual([`close rst ${code}`]);
-        expect(seen, `client saw ${seen.join(', ')}`).toEqual(['error ECONNRESET', 'close hadError=true']);
-      } finally {
-        ingress.close();
-      }
+      const { fwd, port, ingress } = await served();
+      let answering: ServerHttp2Stream | undefined;
+      ingress.play = (stream) =>
+        stream.once('data', () => {
+          answering = stream;
+          stream.write('part of it');
+        });
+      const client = await connectTo(port);
+      const view = watchClient(client);
+      client.write('hello');
+      await pollUntil(
+        'the client to read the part',
+        () => view.data,
+        (d) => d === 'part of it',
+      );
+      abort(answering!);
+      const seen = await abortSeen(fwd, port, client, view);
+      expect(ingress.closes).toEqual([`close rst ${code}`]);
+      expect(seen, `client saw ${seen.join(', ')}`).toEqual(['error ECONNRESET', 'close hadError=true']);
     },
   );
 
@@ -278,54 +276,41 @@ describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %
       (st: ServerHttp2Stream) => st.write('part of it', () => st.close(NGHTTP2_CONNECT_ERROR)),
     ],
   ] as const)('RST_STREAM %s with the answer: the client is reset', async (_name, answer) => {
-    const env = await setup();
-    const { fwd, port, ingress } = await served(env);
-    try {
-      ingress.play = (stream) => stream.once('data', () => answer(stream));
-      const client = await connectTo(port);
-      const view = watchClient(client);
-      client.write('hello');
-      const seen = await abortSeen(fwd, port, client, view);
-      expect(ingress.closes).toEqual([`close rst ${NGHTTP2_CONNECT_ERROR}`]);
-      // The client may read an EOF first: the reset may reach the forwarder in a later read than
-      // the END_STREAM (the first case), and a Node client's libuv reports a reset that arrives
-      // with bytes still unread as an EOF (reset.ts onCleanEnd). The reset comes after it either way.
-      const tail = seen[0] === 'end' ? seen.slice(1) : seen;
-      expect(tail.length, `client saw ${seen.join(', ')}`).toBe(2);
-      expect(tail[0], `client saw ${seen.join(', ')}`).toMatch(RESET);
-      expect(tail[1], `client saw ${seen.join(', ')}`).toBe('close hadError=true');
-    } finally {
-      ingress.close();
-    }
+    const { fwd, port, ingress } = await served();
+    ingress.play = (stream) => stream.once('data', () => answer(stream));
+    const client = await connectTo(port);
+    const view = watchClient(client);
+    client.write('hello');
+    const seen = await abortSeen(fwd, port, client, view);
+    expect(ingress.closes).toEqual([`close rst ${NGHTTP2_CONNECT_ERROR}`]);
+    // The client may read an EOF first: the reset may reach the forwarder in a later read than
+    // the END_STREAM (the first case), and a Node client's libuv reports a reset that arrives
+    // with bytes still unread as an EOF (reset.ts onCleanEnd). The reset comes after it either way.
+    const tail = seen[0] === 'end' ? seen.slice(1) : seen;
+    expect(tail.length, `client saw ${seen.join(', ')}`).toBe(2);
+    expect(tail[0], `client saw ${seen.join(', ')}`).toMatch(RESET);
+    expect(tail[1], `client saw ${seen.join(', ')}`).toBe('close hadError=true');
   });
 
-  it.each([
-    ['CANCEL', (st: ServerHttp2Stream) => abortStream(st), NGHTTP2_CANCEL],
-    ['INTERNAL_ERROR', (st: ServerHttp2Stream) => st.destroy(new Error('gone')), NGHTTP2_INTERNAL_ERROR],
-  ] as const)(
+  it.each(RESETS_ALONE)(
     'upload: the client sends FIN, the ingress gets END_STREAM and 100 ms later RST_STREAM %s: the client is reset',
     async (_name, abort, code) => {
-      const env = await setup();
-      const { fwd, port, ingress } = await served(env);
+      const { fwd, port, ingress } = await served();
       let received = '';
-      try {
-        ingress.play = (stream) => {
-          stream.on('data', (c: Buffer) => (received += c.toString()));
-          stream.once('end', () => setTimeout(() => abort(stream), 100));
-        };
-        const client = await connectTo(port);
-        const view = watchClient(client);
-        client.end('the whole upload');
-        const seen = await abortSeen(fwd, port, client, view);
-        expect(received).toBe('the whole upload');
-        expect(ingress.closes).toEqual([`close rst ${code}`]);
-        // Still reading (only its write half is closed), the client meets the reset as it comes.
-        expect(seen.length, `client saw ${seen.join(', ')}`).toBe(2);
-        expect(seen[0], `client saw ${seen.join(', ')}`).toMatch(RESET);
-        expect(seen[1], `client saw ${seen.join(', ')}`).toBe('close hadError=true');
-      } finally {
-        ingress.close();
-      }
+      ingress.play = (stream) => {
+        stream.on('data', (c: Buffer) => (received += c.toString()));
+        stream.once('end', () => setTimeout(() => abort(stream), 100));
+      };
+      const client = await connectTo(port);
+      const view = watchClient(client);
+      client.end('the whole upload');
+      const seen = await abortSeen(fwd, port, client, view);
+      expect(received).toBe('the whole upload');
+      expect(ingress.closes).toEqual([`close rst ${code}`]);
+      // Still reading (only its write half is closed), the client meets the reset as it comes.
+      expect(seen.length, `client saw ${seen.join(', ')}`).toBe(2);
+      expect(seen[0], `client saw ${seen.join(', ')}`).toMatch(RESET);
+      expect(seen[1], `client saw ${seen.join(', ')}`).toBe('close hadError=true');
     },
   );
 });
