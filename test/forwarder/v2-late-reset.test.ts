@@ -41,6 +41,8 @@ interface ThirdPartyIngress {
   /** The CA file the forwarder trusts over TLS. */
   caFile: string | undefined;
   play: Play;
+  /** Every stream it answered, in order (a case acts on one later). */
+  streams: ServerHttp2Stream[];
   closes: string[];
   close(): void;
 }
@@ -54,6 +56,7 @@ async function startThirdPartyIngress(tls: boolean): Promise<ThirdPartyIngress> 
     address: '',
     caFile: files?.certFile,
     play: () => undefined,
+    streams: [],
     closes: [],
     close: () => server.close(),
   };
@@ -61,6 +64,7 @@ async function startThirdPartyIngress(tls: boolean): Promise<ThirdPartyIngress> 
     stream.on('error', () => undefined);
     stream.on('close', () => ingress.closes.push(`close rst ${stream.rstCode}`));
     stream.respond({ ':status': 200 });
+    ingress.streams.push(stream);
     ingress.play(stream);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -137,6 +141,23 @@ async function abortSeen(fwd: Forwarder, port: number, client: Socket, view: Cli
 }
 
 /**
+ * A client asks, the ingress answers in full with END_STREAM; resolves once the client read every
+ * byte and its EOF.
+ */
+async function answeredInFull(
+  port: number,
+  ingress: ThirdPartyIngress,
+): Promise<{ client: Socket; view: ClientView }> {
+  ingress.play = (stream) => stream.once('data', () => stream.end('the whole answer'));
+  const client = await connectTo(port);
+  const view = watchClient(client);
+  client.write('hello');
+  await clientSaw(view, (s) => s.includes('end'), 'the EOF');
+  expect(view.data).toBe('the whole answer');
+  return { client, view };
+}
+
+/**
  * A reset that reaches the forwarder after END_STREAM, in a later read (#27 "abort code"). A
  * third-party ingress may send an upstream's FIN as DATA + END_STREAM and, a TCP read or more
  * later, RST_STREAM (CONNECT_ERROR or CANCEL) when that upstream then resets. The forwarder has
@@ -183,20 +204,10 @@ describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %
     'RST_STREAM %s after END_STREAM, once the client read its EOF: the client reads all, then EOF, then a reset',
     async (_name, code) => {
       const { fwd, port, ingress } = await served();
-      let answered: ServerHttp2Stream | undefined;
-      ingress.play = (stream) =>
-        stream.once('data', () => {
-          answered = stream;
-          stream.end('the whole answer');
-        });
-      const client = await connectTo(port);
-      const view = watchClient(client);
-      client.write('hello');
-      await clientSaw(view, (s) => s.includes('end'), 'the EOF');
-      expect(view.data).toBe('the whole answer');
+      const { client, view } = await answeredInFull(port, ingress);
       // The forwarder has passed the END_STREAM on as a FIN: the reset comes in a later read, as
       // one a third-party ingress sends when its upstream resets after its FIN.
-      answered!.close(code);
+      ingress.streams[0]!.close(code);
       await pollUntil(
         'the ingress to have sent its reset',
         () => [...ingress.closes],
@@ -213,17 +224,10 @@ describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %
 
   it('control: END_STREAM and the client half-closes too: a clean end both ways, no reset', async () => {
     const { fwd, port, ingress } = await served();
-    ingress.play = (stream) => stream.once('data', () => stream.end('the whole answer'));
-    const client = await connectTo(port);
-    const view = watchClient(client);
-    client.write('hello');
-    await clientSaw(view, (s) => s.includes('end'), 'the EOF');
+    const { client, view } = await answeredInFull(port, ingress);
     client.end();
     await clientSaw(view, (s) => s.some(isClose), 'its close');
-    expect({ data: view.data, seen: view.seen }).toEqual({
-      data: 'the whole answer',
-      seen: ['end', 'close hadError=false'],
-    });
+    expect(view.seen).toEqual(['end', 'close hadError=false']);
     await pollUntil(
       'the ingress stream to close',
       () => [...ingress.closes],
@@ -242,12 +246,7 @@ describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %
     'RST_STREAM %s alone, after the client read part of the answer: the client reads a reset, no EOF',
     async (_name, abort, code) => {
       const { fwd, port, ingress } = await served();
-      let answering: ServerHttp2Stream | undefined;
-      ingress.play = (stream) =>
-        stream.once('data', () => {
-          answering = stream;
-          stream.write('part of it');
-        });
+      ingress.play = (stream) => stream.once('data', () => stream.write('part of it'));
       const client = await connectTo(port);
       const view = watchClient(client);
       client.write('hello');
@@ -256,7 +255,7 @@ describe.each([false, true])('forwarder over v2: a reset after END_STREAM (tls %
         () => view.data,
         (d) => d === 'part of it',
       );
-      abort(answering!);
+      abort(ingress.streams[0]!);
       const seen = await abortSeen(fwd, port, client, view);
       expect(ingress.closes).toEqual([`close rst ${code}`]);
       expect(seen, `client saw ${seen.join(', ')}`).toEqual(['error ECONNRESET', 'close hadError=true']);
