@@ -25,10 +25,14 @@ export function resetSocket(socket: Socket): void {
     if (!s.listeners('error').includes(ignore)) s.on('error', ignore);
   if (!raw.destroyed) {
     try {
-      // Our FIN is still on its way (end() asked for a shutdown that has not completed): libuv
-      // refuses a reset then (EINVAL) and the socket would never emit 'close'. Closing is all
-      // that is left; the peer already has our FIN, and its next write is answered with an RST.
-      if (raw.writableEnded && !raw.writableFinished) raw.destroy();
+      // Our FIN is on its way (end() was called, every byte is in the kernel and the shutdown
+      // asked for has not completed): libuv refuses a reset then (EINVAL) and the socket would
+      // never emit 'close'. Closing is all that is left: the peer gets every byte and our FIN,
+      // and its next write is answered with an RST. While bytes still wait here (a slow reader)
+      // Node has not asked for the shutdown yet, so the reset is still possible and a must:
+      // closing would drop them and send the FIN after the part already sent, a cut stream that
+      // reads as complete (test/ingress/reset.test.ts).
+      if (raw.writableEnded && !raw.writableFinished && raw.writableLength === 0) raw.destroy();
       else raw.resetAndDestroy();
     } catch {
       // Not a TCP handle (a pipe in a test): a plain close is all there is.
