@@ -19,7 +19,7 @@ import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
 import { Pump } from './pump.js';
-import { decideRetry } from './retry.js';
+import { decideRetry, spreadTimeout } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { OpenUpstream, Upstream, UpstreamEvents } from './upstream.js';
 import type { DialResult } from './url-health.js';
@@ -259,7 +259,9 @@ export class ForwardedConnection implements UpstreamEvents {
     const { ctx } = this;
     const signal = this.abort;
     const dialStart = performance.now();
-    const deadline = dialStart + ctx.limits.prefaceTimeoutMs;
+    // Spread (retry.ts): a crowd that arrived together does not give up in one instant.
+    const random = ctx.random ?? Math.random;
+    const deadline = dialStart + spreadTimeout(ctx.limits.prefaceTimeoutMs, random);
     const source = plainIp(this.client.remoteAddress);
     const sourceInfo = source ? { ip: source } : undefined;
     // After a push-back (the ingress had too many handshakes from this pod) the client asks again
@@ -304,7 +306,7 @@ export class ForwardedConnection implements UpstreamEvents {
         upstream = await ingress.open(
           ctx.url,
           sourceInfo,
-          Math.max(1, Math.round(Math.min(ctx.limits.dialTimeoutMs, remaining))),
+          Math.max(1, Math.round(Math.min(spreadTimeout(ctx.limits.dialTimeoutMs, random), remaining))),
           signal,
           () => ticket.handshakeDone('up'),
         );

@@ -67,3 +67,17 @@ export function decideRetry(
   if (remainingMs - delayMs < 50) return { retry: false, reason: 'budget' };
   return { retry: true, delayMs };
 }
+
+/**
+ * How much of a client's timeouts (`limits.prefaceTimeoutMs`, `limits.dialTimeoutMs`) is drawn at
+ * random: each fires somewhere in the last tenth of its span. Clients that arrived together (a
+ * crowd of one endpoint's clients waiting on its dead upstream) would otherwise all give up in
+ * the same instant, and their hundreds of resets, log lines and reconnects run in one turn of the
+ * event loop ahead of every other endpoint's clients (BENCHMARKS.md "#27 round 4: isolation").
+ */
+export const TIMEOUT_SPREAD = 0.1;
+
+/** `ms` shortened by up to TIMEOUT_SPREAD of it; never longer than configured. */
+export function spreadTimeout(ms: number, random: () => number): number {
+  return ms * (1 - TIMEOUT_SPREAD * Math.min(1, Math.max(0, random())));
+}

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { ForwarderConfig } from '../../src/forwarder/config.js';
 import { desiredListeners, sameRoutes } from '../../src/forwarder/desired-listeners.js';
 import { idleSweepMs, rebindDelayMs } from '../../src/forwarder/listeners.js';
-import { decideRetry, DEFAULT_MAX_ATTEMPTS, isRetryable, retryDelayMs } from '../../src/forwarder/retry.js';
+import {
+  decideRetry,
+  DEFAULT_MAX_ATTEMPTS,
+  isRetryable,
+  retryDelayMs,
+  spreadTimeout,
+} from '../../src/forwarder/retry.js';
 import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
 import { installRecordConfigMap } from '../../src/binding/ownership/index.js';
 import { isLoopbackHost } from '../../src/net/host-port.js';
@@ -283,11 +289,25 @@ describe('ForwarderConfig', () => {
 
   it("waits for the ingress's reply longer than the ingress waits for an upstream, so its ERR_731 arrives", () => {
     // bad-gateway.test shows the mechanism scaled down; this keeps the defaults in that order, with
-    // 3 s left for the connect, the TLS handshake and the round trips.
+    // 2 s left for the connect, the TLS handshake and the round trips even when the spread
+    // (retry.ts spreadTimeout) draws the shortest timeout.
     const forwarder = ForwarderConfig.parse({ releaseName: 'eb', operatorNamespace: 'ops' }).limits;
     const ingress = resolveMockConfig().ingress;
-    expect(forwarder.dialTimeoutMs).toBeGreaterThanOrEqual(ingress.dial_timeout_ms + 3_000);
+    const shortest = spreadTimeout(forwarder.dialTimeoutMs, () => 1);
+    expect(shortest).toBeGreaterThanOrEqual(ingress.dial_timeout_ms + 2_000);
     expect(forwarder.prefaceTimeoutMs).toBeGreaterThanOrEqual(forwarder.dialTimeoutMs);
+  });
+
+  it('spreads a timeout over the last tenth of its span, never beyond the configured value', () => {
+    expect(spreadTimeout(10_000, () => 0)).toBe(10_000);
+    expect(spreadTimeout(10_000, () => 0.5)).toBe(9_500);
+    expect(spreadTimeout(10_000, () => 0.999)).toBeCloseTo(9_001, 5);
+    // A random source out of range is clamped.
+    expect(spreadTimeout(10_000, () => 7)).toBe(9_000);
+    expect(spreadTimeout(10_000, () => -1)).toBe(10_000);
+    // 1,000 clients' deadlines cover the tenth, not one instant.
+    const draws = Array.from({ length: 1_000 }, () => spreadTimeout(8_000, Math.random));
+    expect(Math.max(...draws) - Math.min(...draws), 'spread of 1,000 draws, ms').toBeGreaterThan(700);
   });
 
   it('reports every bad field, by path', () => {
