@@ -259,8 +259,7 @@ export class ForwardedConnection implements UpstreamEvents {
     const { ctx } = this;
     const signal = this.abort;
     const dialStart = performance.now();
-    // Spread (retry.ts): a crowd that arrived together does not give up in one instant.
-    const random = ctx.random ?? Math.random;
+    const random = ctx.random ?? Math.random; // spreads the timeouts (retry.ts spreadTimeout)
     const deadline = dialStart + spreadTimeout(ctx.limits.prefaceTimeoutMs, random);
     const source = plainIp(this.client.remoteAddress);
     const sourceInfo = source ? { ip: source } : undefined;
