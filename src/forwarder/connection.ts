@@ -19,7 +19,7 @@ import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
 import { Pump } from './pump.js';
-import { decideRetry, spreadTimeout } from './retry.js';
+import { attemptTimeoutMs, decideRetry, spreadTimeout } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { OpenUpstream, Upstream, UpstreamEvents } from './upstream.js';
 import type { DialResult } from './url-health.js';
@@ -299,13 +299,12 @@ export class ForwardedConnection implements UpstreamEvents {
       if (this.outcome) return;
       this.attempts++;
       const t0 = performance.now();
-      const remaining = deadline - t0;
       let upstream: Upstream | undefined;
       try {
         upstream = await ingress.open(
           ctx.url,
           sourceInfo,
-          Math.max(1, Math.round(Math.min(spreadTimeout(ctx.limits.dialTimeoutMs, random), remaining))),
+          attemptTimeoutMs(ctx.limits.dialTimeoutMs, deadline - t0, random),
           signal,
           () => ticket.handshakeDone('up'),
         );

@@ -81,3 +81,8 @@ export const TIMEOUT_SPREAD = 0.1;
 export function spreadTimeout(ms: number, random: () => number): number {
   return ms * (1 - TIMEOUT_SPREAD * Math.min(1, Math.max(0, random())));
 }
+
+/** One attempt's timeout: `limits.dialTimeoutMs` spread, within what is left of the client's deadline; at least 1 ms. */
+export function attemptTimeoutMs(dialTimeoutMs: number, remainingMs: number, random: () => number): number {
+  return Math.max(1, Math.round(Math.min(spreadTimeout(dialTimeoutMs, random), remainingMs)));
+}

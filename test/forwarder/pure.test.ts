@@ -8,6 +8,7 @@ import {
   isRetryable,
   retryDelayMs,
   spreadTimeout,
+  attemptTimeoutMs,
 } from '../../src/forwarder/retry.js';
 import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
 import { installRecordConfigMap } from '../../src/binding/ownership/index.js';
@@ -305,6 +306,10 @@ describe('ForwarderConfig', () => {
     // A random source out of range is clamped.
     expect(spreadTimeout(10_000, () => 7)).toBe(9_000);
     expect(spreadTimeout(10_000, () => -1)).toBe(10_000);
+    // An attempt: the spread dial timeout within what is left of the deadline, at least 1 ms.
+    expect(attemptTimeoutMs(8_000, 20_000, () => 1)).toBe(7_200);
+    expect(attemptTimeoutMs(8_000, 3_000.4, () => 0)).toBe(3_000);
+    expect(attemptTimeoutMs(8_000, -5, () => 0)).toBe(1);
     // 1,000 clients' deadlines cover the tenth, not one instant.
     const draws = Array.from({ length: 1_000 }, () => spreadTimeout(8_000, Math.random));
     expect(Math.max(...draws) - Math.min(...draws), 'spread of 1,000 draws, ms').toBeGreaterThan(700);
