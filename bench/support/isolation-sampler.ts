@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import type { Samples } from './isolation-clients.js';
-import { children } from './spawn-json.js';
+import { children, onJsonLines } from './spawn-json.js';
 
 const SamplesLine = z.object({
   ms: z.array(z.number()),
@@ -40,31 +40,18 @@ export function sampleInOwnProcess(
   );
   children.push(child);
   return new Promise((resolve, reject) => {
-    let buf = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      buf += c;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let json: unknown;
-        try {
-          json = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        const parsed = SamplesLine.safeParse(json);
-        if (!parsed.success) continue;
-        const s = parsed.data;
-        // Back to this process's performance.now() clock, which the crowd's `endedAt` uses.
-        const origin = performance.timeOrigin;
-        resolve({
-          ms: s.ms,
-          timeline: s.timeline.map((t) => ({ at: t.at - origin, ms: t.ms })),
-          n: s.n,
-          failures: new Map(s.failures),
-        });
-      }
+    onJsonLines(child, (json) => {
+      const parsed = SamplesLine.safeParse(json);
+      if (!parsed.success) return;
+      const s = parsed.data;
+      // Back to this process's performance.now() clock, which the crowd's `endedAt` uses.
+      const origin = performance.timeOrigin;
+      resolve({
+        ms: s.ms,
+        timeline: s.timeline.map((t) => ({ at: t.at - origin, ms: t.ms })),
+        n: s.n,
+        failures: new Map(s.failures),
+      });
     });
     child.once('exit', (code, signal) =>
       reject(new Error(`the sampler exited (${code ?? signal}) without its samples`)),

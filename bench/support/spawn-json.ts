@@ -24,28 +24,35 @@ export function spawnJson<T>(
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    let buf = '';
     const timer = setTimeout(() => reject(new Error(`${argv.join(' ')}: no ready line within 60 s`)), 60_000);
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      buf += c;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let obj: Record<string, unknown>;
-        try {
-          obj = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        const v = pick(obj);
-        if (v !== undefined) {
-          clearTimeout(timer);
-          resolve({ child, value: v });
-        }
+    onJsonLines(child, (obj) => {
+      const v = pick(obj as Record<string, unknown>);
+      if (v !== undefined) {
+        clearTimeout(timer);
+        resolve({ child, value: v });
       }
     });
     child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}`)));
+  });
+}
+
+/** Calls `each` with every stdout line of `child` that parses as JSON (other lines are skipped). */
+export function onJsonLines(child: ChildProcess, each: (value: unknown) => void): void {
+  let buf = '';
+  child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+    buf += c;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      each(value);
+    }
   });
 }
 
