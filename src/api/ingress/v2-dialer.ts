@@ -23,7 +23,7 @@ import {
   ALPN_H2,
   DEFAULT_SHARED_WINDOW,
   DEFAULT_STREAM_WINDOW,
-  memoryForSessionWindowMb,
+  sessionMemoryMb,
   V2_HEADERS,
 } from './v2-protocol.js';
 import { nextSetting, sessionWindowFor, shareOf, type WindowShare } from './window-share.js';
@@ -197,7 +197,7 @@ export class IngressV2Pool {
       const servername = tls ? (tls.servername ?? (isIP(host) ? undefined : host)) : undefined;
       const session = h2connect(authority, {
         settings: { initialWindowSize: window },
-        maxSessionMemory: memoryForSessionWindowMb(sessionWindow),
+        maxSessionMemory: sessionMemoryMb(sessionWindow),
         createConnection: () => {
           raw = tcpConnect({ host, port });
           // No Nagle: a stream's DATA right behind its HEADERS would otherwise wait for the ACK
@@ -414,9 +414,11 @@ function shareWindow(pooled: Pooled, streams: number): void {
   try {
     session.settings({ initialWindowSize: next });
     pooled.window = next;
-  } catch {
+  } catch (err) {
     // Too many unacknowledged SETTINGS (node:http2 allows 10; lowering needs at most
     // log2(shared / floor) in a row, and a raise waits for the acknowledgement): keep the window.
+    // Anything else is a bug, not a condition to hide.
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_HTTP2_MAX_PENDING_SETTINGS_ACK') throw err;
   }
 }
 

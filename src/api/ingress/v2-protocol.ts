@@ -36,7 +36,8 @@ export const DEFAULT_STREAM_WINDOW = 512 * 1024;
 export const DEFAULT_SHARED_WINDOW = 16 * 1024 * 1024;
 
 /**
- * A session's (connection) window for a stream window: room for 16 streams at full speed. It bounds
+ * The mock ingress's session (connection) window for its stream window (the forwarder's follows
+ * its shared window: window-share.ts sessionWindowFor): room for 16 streams at full speed. It bounds
  * what is in flight on the session, not what a slow reader pins: Node hands a session's bytes to
  * their stream as they arrive (the connection window reopens at once), and only the stream's
  * window waits for the reader.
@@ -46,7 +47,8 @@ export function sessionWindow(streamWindow: number): number {
 }
 
 /**
- * node:http2's `maxSessionMemory` (MB) for a session with this stream window. Node counts a
+ * node:http2's `maxSessionMemory` (MB) for a session with this session (connection) window: the
+ * mock's `sessionWindow(stream window)`, the forwarder's `sessionWindowFor(share)`. Node counts a
  * session's queued outgoing writes and unread incoming data against it and, past it, resets
  * streams with ENHANCE_YOUR_CALM (the default, 10 MB, reset streams of 16 echoes of 4 MiB at
  * once on two sessions: test/ingress/v2.test.ts "both ways at once"). What a session holds is
@@ -54,11 +56,6 @@ export function sessionWindow(streamWindow: number): number {
  * cap is sized to those with room to spare, not used as a bound: four session windows, at least
  * 64 MB.
  */
-export function sessionMemoryMb(streamWindow: number): number {
-  return memoryForSessionWindowMb(sessionWindow(streamWindow));
-}
-
-/** sessionMemoryMb for a session window given directly (the forwarder's: window-share.ts). */
-export function memoryForSessionWindowMb(sessionWindowBytes: number): number {
+export function sessionMemoryMb(sessionWindowBytes: number): number {
   return Math.max(64, Math.ceil((4 * sessionWindowBytes) / (1024 * 1024)));
 }

@@ -66,7 +66,7 @@ function refuse(stream: ServerHttp2Stream, code: IngressErrorCode, msg: string):
 export function createH2Ingress(ctx: ConnectionContext, gate: Gate, opts: H2Options): H2Ingress {
   const sessions = new Set<Http2Session>();
   const server = createServer({
-    maxSessionMemory: sessionMemoryMb(opts.windowBytes),
+    maxSessionMemory: sessionMemoryMb(sessionWindow(opts.windowBytes)),
     settings: { maxConcurrentStreams: opts.maxConcurrentStreams, initialWindowSize: opts.windowBytes },
   });
   const connections = acceptor(server, opts.windowBytes);
