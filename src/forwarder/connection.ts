@@ -19,7 +19,7 @@ import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
 import { Pump } from './pump.js';
-import { attemptTimeoutMs, decideRetry, spreadTimeout } from './retry.js';
+import { attemptTimeoutMs, decideRetry, noTurnMessage, spreadTimeout } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { OpenUpstream, Upstream, UpstreamEvents } from './upstream.js';
 import type { DialResult } from './url-health.js';
@@ -283,7 +283,7 @@ export class ForwardedConnection implements UpstreamEvents {
       }
       if (!ticket) {
         this.code = 'ERR_791';
-        this.error = `no turn to dial the ingress within limits.prefaceTimeoutMs (${ctx.limits.prefaceTimeoutMs} ms)`;
+        this.error = noTurnMessage(performance.now() - dialStart, deadline - dialStart, ctx.limits);
         ctx.metrics.refusals.inc({ code: this.code });
         ctx.observe?.({ ok: false, code: this.code, message: this.error });
         this.refuse('dial_failed');

@@ -86,3 +86,16 @@ export function spreadTimeout(ms: number, random: () => number): number {
 export function attemptTimeoutMs(dialTimeoutMs: number, remainingMs: number, random: () => number): number {
   return Math.max(1, Math.round(Math.min(spreadTimeout(dialTimeoutMs, random), remainingMs)));
 }
+
+/**
+ * Why a queued client gave up without a turn, in the figures that applied to it: its own deadline
+ * is `limits.prefaceTimeoutMs` spread over its last tenth (spreadTimeout), and the gate gives up
+ * before it when too little time is left for a dial to finish.
+ */
+export function noTurnMessage(
+  waitedMs: number,
+  deadlineMs: number,
+  limits: { prefaceTimeoutMs: number },
+): string {
+  return `no turn to dial the ingress after waiting ${Math.round(waitedMs)} ms of this client's ${Math.round(deadlineMs)} ms (limits.prefaceTimeoutMs ${limits.prefaceTimeoutMs} ms, spread over its last tenth)`;
+}

@@ -9,6 +9,7 @@ import {
   retryDelayMs,
   spreadTimeout,
   attemptTimeoutMs,
+  noTurnMessage,
 } from '../../src/forwarder/retry.js';
 import { resolveIngressAddress } from '../../src/forwarder/ingress-address.js';
 import { installRecordConfigMap } from '../../src/binding/ownership/index.js';
@@ -310,6 +311,10 @@ describe('ForwarderConfig', () => {
     expect(attemptTimeoutMs(8_000, 20_000, () => 1)).toBe(7_200);
     expect(attemptTimeoutMs(8_000, 3_000.4, () => 0)).toBe(3_000);
     expect(attemptTimeoutMs(8_000, -5, () => 0)).toBe(1);
+    // A client that got no turn is told its own figures, not only the setting's.
+    expect(noTurnMessage(9_412.4, 9_530.6, { prefaceTimeoutMs: 10_000 })).toBe(
+      "no turn to dial the ingress after waiting 9412 ms of this client's 9531 ms (limits.prefaceTimeoutMs 10000 ms, spread over its last tenth)",
+    );
     // 1,000 clients' deadlines cover the tenth, not one instant.
     const draws = Array.from({ length: 1_000 }, () => spreadTimeout(8_000, Math.random));
     expect(Math.max(...draws) - Math.min(...draws), 'spread of 1,000 draws, ms').toBeGreaterThan(700);
