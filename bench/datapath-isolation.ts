@@ -54,7 +54,7 @@ import {
   type BurstResult,
   type Samples,
 } from './support/isolation-clients.js';
-import { bounded, cpuSeconds, freePort, loadAverage } from './support/load.js';
+import { bounded, cpuSeconds, freePorts, loadAverage } from './support/load.js';
 import { sampleInOwnProcess } from './support/isolation-sampler.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
@@ -301,7 +301,7 @@ interface Run {
 }
 
 async function isolation({ w, sec, protocol, ing, caFile }: Run): Promise<void> {
-  const [a1, a2, b] = [await freePort(), await freePort(), await freePort()];
+  const [a1, a2, b] = (await freePorts(3)) as [number, number, number];
   const fwd = await forwarder(w, `iso-${protocol}-${sec}`, sec, protocol, ing.ingress, caFile, [
     [a1, A_SILENT_URL],
     [a2, A_HOLE_URL],
@@ -328,7 +328,7 @@ async function isolation({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
     if (args.control) {
       // The same attacks on a forwarder of their own (same ingress, same machine): what B loses
       // to the machine's CPU alone, not to sharing a forwarder with A.
-      const [c1, c2] = [await freePort(), await freePort()];
+      const [c1, c2] = (await freePorts(2, [a1, a2, b])) as [number, number];
       other = await forwarder(w, `ctl-${protocol}-${sec}`, sec, protocol, ing.ingress, caFile, [
         [c1, A_SILENT_URL],
         [c2, A_HOLE_URL],
@@ -366,7 +366,8 @@ function burstLine(sec: Sec, protocol: Protocol, r: BurstResult, accepted: numbe
 
 async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> {
   const proxy = await startDelayProxy(parseHostPort(ing.ingress), args.rtt);
-  const [port, http] = [await freePort(), `127.0.0.1:${await freePort()}`];
+  const [port, httpPort] = (await freePorts(2)) as [number, number];
+  const http = `127.0.0.1:${httpPort}`;
   // At debug every connection's outcome is logged, so every failure of the burst has its cause.
   const fwd = await forwarder(
     w,

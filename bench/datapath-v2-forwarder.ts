@@ -13,7 +13,7 @@ import {
   connectionRate,
   cpuSeconds,
   dial,
-  freePort,
+  freePorts,
   holdIdle,
   loadAverage,
   median,
@@ -246,7 +246,7 @@ export async function forwarderPart(a: ForwarderPartArgs): Promise<void> {
         address = proxy.address;
       }
       for (const protocol of ['v1', 'v2'] as const) {
-        const [echo, sink, source] = [await freePort(), await freePort(), await freePort()];
+        const [echo, sink, source] = (await freePorts(3)) as [number, number, number];
         const child = await startForwarderProcess({
           sim,
           kubeconfig,

@@ -29,6 +29,7 @@ import {
   cpuSeconds,
   dial,
   freePort,
+  freePorts,
   median,
   oneConnection,
   rssMiB,
@@ -121,7 +122,7 @@ function haveSocat(): boolean {
 }
 
 async function socatChain(target: number): Promise<number> {
-  const [p1, p2] = [await freePort(), await freePort()];
+  const [p1, p2] = (await freePorts(2)) as [number, number];
   for (const [listen, to] of [
     [p2, target],
     [p1, p2],
@@ -176,7 +177,7 @@ async function main(): Promise<void> {
   }
 
   const sim = await startKubesim({ initialNamespaces: ['default', NS] });
-  const [echoPort, sinkPort] = [await freePort(), await freePort()];
+  const [echoPort, sinkPort] = (await freePorts(2)) as [number, number];
   const dir = await mkdtemp(join(tmpdir(), 'datapath-bench-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await sim.writeKubeconfig(kubeconfig);

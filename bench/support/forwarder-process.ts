@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { parseEndpointUrl } from '../../src/binding/endpoint-url.js';
 import type { Kubesim } from '../../src/kubesim/index.js';
 import { createInternalService } from './internal-service.js';
+import { freePorts } from './load.js';
 import { spawnJson } from './spawn-json.js';
 
 export interface ForwarderIngress {
@@ -54,6 +55,8 @@ export async function startForwarderProcess(opts: {
     groupPorts,
   });
   const config = join(opts.dir, `forwarder-${opts.release}.yaml`);
+  // Not port 0: the OS may hand out a route's port, just probed free and closed (load.ts freePorts).
+  const [httpPort] = await freePorts(1, opts.routes.map(([port]) => port));
   await writeFile(
     config,
     JSON.stringify({
@@ -61,7 +64,7 @@ export async function startForwarderProcess(opts: {
       operatorNamespace: opts.namespace,
       listenHost: '127.0.0.1',
       ingress: opts.ingress,
-      http: { listen: '127.0.0.1:0' },
+      http: { listen: `127.0.0.1:${httpPort}` },
       // Every idle connection of the bench goes through (the per-port and per-source shares default to 512).
       limits: {
         maxConnections: 20_000,

@@ -13,11 +13,30 @@ export function median(xs: readonly number[]): number {
 }
 
 export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+  return (await freePorts(1))[0]!;
+}
+
+/**
+ * `n` distinct free ports on 127.0.0.1, none of `besides`. Each is held until all are found:
+ * Linux hands a port just closed to the next listen on port 0 often enough that two calls to
+ * `freePort` in a row gave the same port (a burst run's route and the forwarder's own http
+ * port, which then skipped the route: "one of the forwarder's own ports").
+ */
+export async function freePorts(n: number, besides: readonly number[] = []): Promise<number[]> {
+  const held = [];
+  const ports: number[] = [];
+  try {
+    while (ports.length < n) {
+      const s = createServer();
+      held.push(s);
+      await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+      const port = (s.address() as AddressInfo).port;
+      if (!besides.includes(port)) ports.push(port);
+    }
+  } finally {
+    await Promise.all(held.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  }
+  return ports;
 }
 
 /** A connection to 127.0.0.1:`port`; rejects when it is not up within `timeoutMs` (a full accept queue drops SYNs). */

@@ -9,6 +9,7 @@ import {
   createService,
   endpoint,
   freePort,
+  freePorts,
   internalService,
   PROTOCOLS,
   roundTrip,
@@ -26,7 +27,7 @@ import {
 async function twoPorts(env: Env, upstreamA: string): Promise<{ a: number; b: number }> {
   await endpoint(env, 'tcp://a.x:7400', upstreamA);
   await endpoint(env, 'tcp://b.x:7401', env.echo.upstreamUrl);
-  const [a, b] = [await freePort(), await freePort()];
+  const [a, b] = (await freePorts(2)) as [number, number];
   await createService(env.sim, internalService('ep-a', { [a]: 'tcp://a.x:7400' }));
   await createService(env.sim, internalService('ep-b', { [b]: 'tcp://b.x:7401' }));
   return { a, b };

@@ -122,7 +122,7 @@ export async function deleteService(sim: Kubesim, name: string, ns = NS): Promis
 }
 
 /** A loopback port that was free a moment ago (the allocated forwarder port of a test). */
-export { freePort } from '../../bench/support/load.js';
+export { freePort, freePorts } from '../../bench/support/load.js';
 
 export async function connectTo(port: number): Promise<Socket> {
   const s = connect({ host: '127.0.0.1', port, allowHalfOpen: true });

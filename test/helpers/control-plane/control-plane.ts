@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { z } from 'zod';
-import { freePort } from '../../../bench/support/load.js';
+import { freePort, freePorts } from '../../../bench/support/load.js';
 import { kubeconfigYaml } from '../../../src/kubesim/kubeconfig.js';
 import type { ControlPlaneBinaries } from './binaries.js';
 import { makePki } from './pki.js';
@@ -145,8 +145,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 
   try {
     // etcd
-    const etcdClient = await freePort();
-    const etcdPeer = await freePort();
+    // Both held until both are found: two probes in a row can be handed one port (load.ts).
+    const [etcdClient, etcdPeer] = (await freePorts(2)) as [number, number];
     const etcdData = join(dir, 'etcd');
     mkdirSync(etcdData, { mode: 0o700 });
     const etcd = startProcess(
