@@ -54,7 +54,7 @@ import {
   type BurstResult,
   type Samples,
 } from './support/isolation-clients.js';
-import { bounded, cpuSeconds, freePorts, loadAverage } from './support/load.js';
+import { bounded, cpuSeconds, freePorts, loadAverage, settleTimeWait, timeWaitSockets } from './support/load.js';
 import { sampleInOwnProcess } from './support/isolation-sampler.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
@@ -77,6 +77,12 @@ const Args = z.object({
   samplerProcess: z.coerce.number().int().min(0).max(1).default(1),
   /** The burst forwarder's limits.prefaceTimeoutMs (0: its default, 10 s): how long a client may wait. */
   burstPrefaceTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(0),
+  /**
+   * Each burst and attack phase first waits (up to 70 s) for fewer TCP sockets than this in
+   * TIME_WAIT (0: no wait): the previous run's leave every loopback connect() slower
+   * (load.ts timeWaitSockets), which made one run of the same code 1.5–3× slower than the next.
+   */
+  maxTimeWait: z.coerce.number().int().min(0).max(1_000_000).default(2000),
 });
 type Args = z.infer<typeof Args>;
 const args = parseBenchArgs('bench/datapath-isolation.ts', Args);
@@ -272,6 +278,7 @@ async function underAttack(
   label: string,
   crowdAt: { port: number; source: string; size: number; refusals: Map<string, number> },
 ): Promise<void> {
+  log(`  ${label}: TIME_WAIT sockets ${(await quietSockets()) ?? 'unknown'} before A's crowd`);
   const crowd = new OneByteCrowd(crowdAt.port, crowdAt.source);
   crowd.start(crowdAt.size);
   await settled(() => w.silent.open() + crowd.endedByPeer, 2000, 30_000);
@@ -289,6 +296,11 @@ async function underAttack(
   log(`    slowest B: ${slowest(s, 3, crowd.endedAt, 250)}`);
   crowd.stop();
   log(sampleLine('after', await b.sample(`after ${label}`), b.idleP99));
+}
+
+/** Waits for the TIME_WAIT sockets to drain below `--maxTimeWait` (at most 70 s); their count then. */
+function quietSockets(): Promise<number | undefined> {
+  return args.maxTimeWait > 0 ? settleTimeWait(args.maxTimeWait, 70_000) : timeWaitSockets();
 }
 
 /** One transport's run: the shared processes, the transport, its fresh ingress and CA file. */
@@ -319,7 +331,8 @@ async function isolation({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
     );
   try {
     for (let i = 0; i < 20; i++) await timedEcho(b, B_SOURCE, ECHO_TIMEOUT_MS); // warm-up: sessions, JIT
-    log(`isolation ${sec} ${protocol} (load average ${await loadAverage()}):`);
+    const tw = await quietSockets();
+    log(`isolation ${sec} ${protocol} (load average ${await loadAverage()}; TIME_WAIT sockets ${tw ?? 'unknown'}):`);
     const idle = await sample('idle');
     log(sampleLine('idle', idle));
     const s: Sampler = { sample, idleP99: quantile(idle, 0.99) };
@@ -395,7 +408,8 @@ async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
   try {
     const warm = await timedEcho(port, '127.0.0.1', ECHO_TIMEOUT_MS); // the path works (v2: a session is up)
     if (!warm.ok) throw new Error(`burst ${sec} ${protocol}: the warm-up client failed: ${warm.error}`);
-    log(`burst ${sec} ${protocol}: load average ${await loadAverage()}`);
+    const tw = await quietSockets();
+    log(`burst ${sec} ${protocol}: load average ${await loadAverage()}; TIME_WAIT sockets ${tw ?? 'unknown'}`);
     const accepted0 = proxy.accepted();
     const pids = { forwarder: fwd.pid!, ingress: ing.child.pid! };
     const cpu0 = { forwarder: await cpuSeconds(pids.forwarder), ingress: await cpuSeconds(pids.ingress) };

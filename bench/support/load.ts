@@ -121,6 +121,28 @@ export async function loadAverage(): Promise<string> {
   return text.split(' ').slice(0, 3).join(' ');
 }
 
+/**
+ * TCP sockets in TIME_WAIT now (Linux's /proc/net/sockstat), undefined where unknown. Tens of
+ * thousands of them (a burst of 2,000 leaves 4,000 or more for 60 s) make every connect() on
+ * loopback search for a free source port: a burst run right after another spent 2.7 s of its
+ * driver's CPU in node:net's internalConnect, against 0.6 s in all when the machine had few.
+ */
+export async function timeWaitSockets(): Promise<number | undefined> {
+  const text = await readFile('/proc/net/sockstat', 'utf8').catch(() => '');
+  const m = /^TCP:.*\btw (\d+)/m.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Waits (at most `timeoutMs`) until fewer than `max` TCP sockets are in TIME_WAIT; returns the count then. */
+export async function settleTimeWait(max: number, timeoutMs: number): Promise<number | undefined> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const n = await timeWaitSockets();
+    if (n === undefined || n < max || Date.now() >= until) return n;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 /** Sends `mib` MiB to the sink and waits for its byte count: MiB/s. */
 export async function stream(port: number, mib: number): Promise<number> {
   const chunk = Buffer.alloc(1024 * 1024, 0x5a);
