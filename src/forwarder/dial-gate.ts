@@ -1,5 +1,5 @@
 import type { CancelSignal } from '../api/ingress/cancel.js';
-import { DialWindow } from './dial-window.js';
+import { DialWindow, paceAfterGrant } from './dial-window.js';
 
 /**
  * Admission to the binding ingress, shared fairly between ports (one endpoint never costs
@@ -72,6 +72,10 @@ export class DialGate {
   /** The port granted last: the next round starts after it. */
   private lastPort: number | undefined;
   private queued = 0;
+  /** The earliest time the next turn may be granted (grants are paced: dial-window.ts). */
+  private paceAt = Number.NEGATIVE_INFINITY;
+  /** Runs `pump` when the pace lets the next waiter through; set only while one waits for it. */
+  private paceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly limits: FairGateLimits,
@@ -160,6 +164,8 @@ export class DialGate {
       if (first) state.queue.unshift(waiter);
       else state.queue.push(waiter);
       this.queued++;
+      // Held back by the pace alone: the pump arms its timer (or grants, if the pace passed).
+      this.pump();
     });
   }
 
@@ -173,6 +179,7 @@ export class DialGate {
     const { limits } = this;
     return (
       this.handshakes < this.window.turns &&
+      this.now() >= this.paceAt &&
       state.held < limits.maxIngressConnectionsPerPort &&
       (this.sources.get(source) ?? 0) < limits.maxIngressConnectionsPerSource
     );
@@ -182,6 +189,12 @@ export class DialGate {
     const seq = this.window.grant();
     const inFlightAtGrant = this.handshakes;
     const grantedAt = this.now();
+    this.paceAt = paceAfterGrant(
+      this.paceAt,
+      grantedAt,
+      this.window.spacingMs(this.handshakeMs),
+      this.window.pacingBurst,
+    );
     this.handshakes++;
     state.held++;
     this.sources.set(source, (this.sources.get(source) ?? 0) + 1);
@@ -218,9 +231,9 @@ export class DialGate {
     };
   }
 
-  /** Grants turns round-robin over the ports with waiters, while the handshake budget allows. */
+  /** Grants turns round-robin over the ports with waiters, while the handshake budget and the pace allow. */
   private pump(): void {
-    while (this.queued > 0 && this.handshakes < this.window.turns) {
+    while (this.queued > 0 && this.handshakes < this.window.turns && this.paced()) {
       const next = this.nextGrant();
       if (!next) return;
       const { port, state, index } = next;
@@ -229,6 +242,20 @@ export class DialGate {
       this.lastPort = port;
       waiter!.grant(this.take(port, state, waiter!.source));
     }
+  }
+
+  /** True when the pace lets a grant out now; otherwise arms the one timer that pumps when it does. */
+  private paced(): boolean {
+    const waitMs = this.paceAt - this.now();
+    if (waitMs <= 0) return true;
+    if (!this.paceTimer) {
+      this.paceTimer = setTimeout(() => {
+        this.paceTimer = undefined;
+        this.pump();
+      }, Math.ceil(waitMs));
+      this.paceTimer.unref();
+    }
+    return false;
   }
 
   /** The first admissible waiter of the first port after `lastPort` (in the map's order) that has one. */

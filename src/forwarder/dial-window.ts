@@ -18,7 +18,13 @@
  *   granted before that cut belong to the same overshoot and are not cut again;
  * - after a push-back the window regrows one turn per handshake up to 7/8 of the ceiling, then
  *   by an eighth of a turn per handshake: it sits near the budget and finds a larger one within
- *   a few handshake times, at the cost of a push-back every few handshake times.
+ *   a few handshake times, at the cost of a push-back every few handshake times;
+ * - grants are paced (`spacingMs`, `paceAfterGrant`): a window of turns granted at once ends at
+ *   once and is granted again at once, so a burst's handshakes move in waves. The ingress counts
+ *   a TLS dial as pending for its last round trip only, half of the forwarder's turn: in waves, it
+ *   sees the whole window pending for that half and none for the other, and pushes back at a
+ *   window of its budget. Spread over the handshake time, the same budget takes twice the window
+ *   (BENCHMARKS.md "#27 round 5").
  */
 export const INITIAL_WINDOW = 64;
 
@@ -33,6 +39,28 @@ const REGROW_SHARE = 7 / 8;
  * the front of the queue, not a client.
  */
 const PROBE = 1 / 8;
+
+/**
+ * Grants per handshake time, as a multiple of the window: above 1 so that the window, not the
+ * pace, is what holds grants back once it is full; twice in slow start, where the window doubles
+ * per handshake time (TCP's pacing uses 2 and 1.2 the same way).
+ */
+const PACING_GAIN = { slowStart: 2, steady: 1.25 } as const;
+
+/**
+ * Grants that may go out at once after a quiet spell, as a share of the window: enough that a
+ * timer's late run (a busy loop) is made up for, not a wave.
+ */
+const PACING_BURST_SHARE = 1 / 16;
+
+/**
+ * When the next grant may go out, after one went out at `now` (all in ms): one spacing after the
+ * previous pace, but never further back than `burst` spacings behind now, so a quiet spell
+ * banks at most that many grants.
+ */
+export function paceAfterGrant(paceAt: number, now: number, spacingMs: number, burst: number): number {
+  return Math.max(paceAt, now - burst * spacingMs) + spacingMs;
+}
 
 export class DialWindow {
   private size: number;
@@ -55,6 +83,20 @@ export class DialWindow {
   /** The handshakes in flight at the last push-back (0: none yet). */
   get learnt(): number {
     return this.ceiling;
+  }
+
+  /**
+   * Time between grants, ms, for handshakes of `handshakeMs` (0 while none has completed yet:
+   * no pacing before the first round trip is known).
+   */
+  spacingMs(handshakeMs: number): number {
+    const gain = this.slowStart ? PACING_GAIN.slowStart : PACING_GAIN.steady;
+    return handshakeMs / (this.turns * gain);
+  }
+
+  /** Grants that may go out back to back after a quiet spell. */
+  get pacingBurst(): number {
+    return Math.max(1, Math.floor(this.turns * PACING_BURST_SHARE));
   }
 
   /** A turn was granted; returns its sequence number (for `pushedBack`). */
