@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DialWindow, INITIAL_WINDOW } from '../../src/forwarder/dial-window.js';
+import { DialWindow, INITIAL_WINDOW, paceAfterGrant } from '../../src/forwarder/dial-window.js';
 
 /** Grants `n` turns; returns their sequence numbers. */
 function grantN(w: DialWindow, n: number): number[] {
@@ -46,13 +46,50 @@ describe('DialWindow (the handshake window, learnt from push-backs)', () => {
     for (const seq of seqs.slice(10)) w.pushedBack(seq, 10);
     expect(w.turns).toBe(INITIAL_WINDOW / 2); // the first cut, in slow start: a half
     const [later] = grantN(w, 1);
-    w.pushedBack(later!, 10);
-    expect(w.turns).toBe((INITIAL_WINDOW / 2) * 0.75); // later ones: a quarter
+    w.pushedBack(later!, 30);
+    expect(w.turns).toBe((INITIAL_WINDOW / 2) * (7 / 8)); // later ones: an eighth
+    const [again] = grantN(w, 1);
+    w.pushedBack(again!, 5);
+    expect(w.turns).toBe(10); // but to no more than twice the dials in flight at the refused grant
   });
 
   it('never goes below one turn', () => {
     const w = new DialWindow(1000);
     for (let i = 0; i < 40; i++) w.pushedBack(w.grant(), 0);
     expect({ turns: w.turns, learnt: w.learnt }).toEqual({ turns: 1, learnt: 1 });
+  });
+
+  it('paces grants at twice the window per handshake time in slow start, once after, and not before one is known', () => {
+    const w = new DialWindow(1000);
+    expect(w.spacingMs(0)).toBe(0);
+    expect(w.spacingMs(400)).toBeCloseTo(400 / (INITIAL_WINDOW * 2), 9);
+    w.pushedBack(w.grant(), INITIAL_WINDOW); // ends slow start, halves the window
+    expect(w.turns).toBe(INITIAL_WINDOW / 2);
+    expect(w.spacingMs(400)).toBeCloseTo(400 / (INITIAL_WINDOW / 2), 9);
+    expect(w.pacingBurst).toBe(2); // a sixteenth of 32 turns
+    expect(new DialWindow(8).pacingBurst).toBe(1);
+  });
+
+  it('lets a burst of grants out after a quiet spell, then one per spacing, and keeps the pace a late timer fell behind', () => {
+    const spacing = 10;
+    const burst = 4;
+    /** Grants made at time `now`, starting from the pace `paceAt`; returns them and the pace after. */
+    const grantsAt = (now: number, paceAt: number): [number, number] => {
+      let n = 0;
+      while (paceAt <= now) {
+        paceAt = paceAfterGrant(paceAt, now, spacing, burst);
+        n++;
+      }
+      return [n, paceAt];
+    };
+    const [quiet, pace] = grantsAt(1000, Number.NEGATIVE_INFINITY);
+    expect(quiet).toBe(burst + 1);
+    expect(pace).toBe(1010);
+    // A timer due at 1010 that runs at 1035 makes up for the 25 ms: three grants, not one.
+    const [late, pace2] = grantsAt(1035, pace);
+    expect(late).toBe(3);
+    expect(pace2).toBe(1040);
+    // Never more than the burst banked, however long the spell: a wave is what pacing prevents.
+    expect(grantsAt(1_000_000, pace2)[0]).toBe(burst + 1);
   });
 });
