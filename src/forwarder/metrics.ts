@@ -149,7 +149,7 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     }),
     dialWindow: new Gauge({
       name: 'endpoint_binder_forwarder_dial_window',
-      help: 'Ingress handshakes allowed at once now: starts at 64, follows the round trip up to limits.maxConcurrentDials, halves when the ingress has too many from this pod.',
+      help: 'Ingress handshakes allowed at once now: starts at 64, follows the round trip up to limits.maxConcurrentDials, cut when the ingress has too many from this pod (a half the first time, an eighth later).',
       registers,
       collect() {
         this.set(tally.dialWindow());
