@@ -54,7 +54,14 @@ import {
   type BurstResult,
   type Samples,
 } from './support/isolation-clients.js';
-import { bounded, cpuSeconds, freePorts, loadAverage, settleTimeWait, timeWaitSockets } from './support/load.js';
+import {
+  bounded,
+  cpuSeconds,
+  freePorts,
+  loadAverage,
+  settleTimeWait,
+  timeWaitSockets,
+} from './support/load.js';
 import { sampleInOwnProcess } from './support/isolation-sampler.js';
 import { children, spawnJson } from './support/spawn-json.js';
 
@@ -332,7 +339,9 @@ async function isolation({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
   try {
     for (let i = 0; i < 20; i++) await timedEcho(b, B_SOURCE, ECHO_TIMEOUT_MS); // warm-up: sessions, JIT
     const tw = await quietSockets();
-    log(`isolation ${sec} ${protocol} (load average ${await loadAverage()}; TIME_WAIT sockets ${tw ?? 'unknown'}):`);
+    log(
+      `isolation ${sec} ${protocol} (load average ${await loadAverage()}; TIME_WAIT sockets ${tw ?? 'unknown'}):`,
+    );
     const idle = await sample('idle');
     log(sampleLine('idle', idle));
     const s: Sampler = { sample, idleP99: quantile(idle, 0.99) };
@@ -409,7 +418,9 @@ async function burstPart({ w, sec, protocol, ing, caFile }: Run): Promise<void> 
     const warm = await timedEcho(port, '127.0.0.1', ECHO_TIMEOUT_MS); // the path works (v2: a session is up)
     if (!warm.ok) throw new Error(`burst ${sec} ${protocol}: the warm-up client failed: ${warm.error}`);
     const tw = await quietSockets();
-    log(`burst ${sec} ${protocol}: load average ${await loadAverage()}; TIME_WAIT sockets ${tw ?? 'unknown'}`);
+    log(
+      `burst ${sec} ${protocol}: load average ${await loadAverage()}; TIME_WAIT sockets ${tw ?? 'unknown'}`,
+    );
     const accepted0 = proxy.accepted();
     const pids = { forwarder: fwd.pid!, ingress: ing.child.pid! };
     const cpu0 = { forwarder: await cpuSeconds(pids.forwarder), ingress: await cpuSeconds(pids.ingress) };

@@ -56,7 +56,10 @@ export async function startForwarderProcess(opts: {
   });
   const config = join(opts.dir, `forwarder-${opts.release}.yaml`);
   // Not port 0: the OS may hand out a route's port, just probed free and closed (load.ts freePorts).
-  const [httpPort] = await freePorts(1, opts.routes.map(([port]) => port));
+  const [httpPort] = await freePorts(
+    1,
+    opts.routes.map(([port]) => port),
+  );
   await writeFile(
     config,
     JSON.stringify({
