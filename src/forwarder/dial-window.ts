@@ -45,8 +45,9 @@ const PROBE = 1 / 8;
  * Grants per handshake time, as a multiple of the window: twice in slow start, where the window
  * doubles per handshake time (TCP paces its slow start at 2 the same way), once after it, so the
  * grants stay evenly spread rather than bunch up whenever turns free up together. In a
- * simulation of the bench's burst (test/forwarder/dial-gate.test.ts's model, handshake times
- * ±30 %), 1 served all 2,000 by 9.0 s, 1.25 by 9.3 s and 1.5 left 5–10 to time out.
+ * simulation of the bench's burst (test/forwarder/dial-gate.test.ts's model, handshakes up to
+ * 30 % slower than their round trips), 1 served all 2,000 by 9.0 s, 1.25 by 9.3 s and 1.5 left
+ * 5–10 to time out.
  */
 const PACING_GAIN = { slowStart: 2, steady: 1 } as const;
 
