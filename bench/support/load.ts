@@ -4,7 +4,7 @@
  * client handles `data`, `end`, `error` and `close`, so a cut connection fails instead of hanging.
  */
 import { readFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -23,7 +23,7 @@ export async function freePort(): Promise<number> {
  * port, which then skipped the route: "one of the forwarder's own ports").
  */
 export async function freePorts(n: number, besides: readonly number[] = []): Promise<number[]> {
-  const held = [];
+  const held: Server[] = [];
   const ports: number[] = [];
   try {
     while (ports.length < n) {

@@ -21,6 +21,9 @@ import { DialWindow, paceAfterGrant } from './dial-window.js';
  * many handshakes from us (a push-back) asks again at the front of its own port's queue: its dial
  * was turned away for our burst, not for its own endpoint, so it keeps its turn (in the round over
  * the ports, like any other).
+ *
+ * Turns are paced: spread over the recent handshake time, not granted together whenever they
+ * free up together (dial-window.ts `spacingMs`; the gate's one timer waits for the pace).
  */
 
 /** The handshake window (how many turns at once) is learnt: dial-window.ts. */
