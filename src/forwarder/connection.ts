@@ -19,7 +19,7 @@ import type { DialGate, DialTicket, SlotCounter } from './dial-gate.js';
 import type { ForwarderMetrics } from './metrics.js';
 import { badGatewayResponse } from './bad-gateway.js';
 import { Pump } from './pump.js';
-import { attemptTimeoutMs, decideRetry, noTurnMessage, spreadTimeout } from './retry.js';
+import { attemptTimeoutMs, decideRetry, noTurnMessage, saysUpstreamDown, spreadTimeout } from './retry.js';
 import type { TurnedAway } from './turned-away.js';
 import type { OpenUpstream, Upstream, UpstreamEvents } from './upstream.js';
 import type { DialResult } from './url-health.js';
@@ -282,11 +282,7 @@ export class ForwardedConnection implements UpstreamEvents {
         return;
       }
       if (!ticket) {
-        this.code = 'ERR_791';
-        this.error = noTurnMessage(performance.now() - dialStart, deadline - dialStart, ctx.limits);
-        ctx.metrics.refusals.inc({ code: this.code });
-        ctx.observe?.({ ok: false, code: this.code, message: this.error });
-        this.refuse('dial_failed');
+        this.noTurn(performance.now() - dialStart, deadline - dialStart);
         return;
       }
       this.ticket = ticket;
@@ -315,6 +311,7 @@ export class ForwardedConnection implements UpstreamEvents {
         }
         this.sendEarly(upstream);
         await upstream.confirmed;
+        ticket.upstreamAnswered(true);
       } catch (err) {
         // A retry asks for a new turn at the back of this port's queue: a port whose upstream is
         // down (ERR_730/731) waits behind the other ports' clients, not in front of them.
@@ -322,6 +319,7 @@ export class ForwardedConnection implements UpstreamEvents {
         this.dropUpstream(upstream);
         const e = err instanceof IngressError ? err : new IngressError('ERR_793', String(err));
         pushedBack = tooManyHandshakes(e);
+        if (saysUpstreamDown(e.code)) ticket.upstreamAnswered(false);
         ticket.handshakeDone(pushedBack ? 'pushed-back' : 'failed');
         ticket.release();
         // A push-back says "not now" to this pod's burst, not "this dial failed": not an attempt.
@@ -360,6 +358,16 @@ export class ForwardedConnection implements UpstreamEvents {
       this.pipe(upstream);
       return;
     }
+  }
+
+  /** The client gave up waiting for a turn to dial (ERR_791), after `waitedMs` of its `deadlineMs`. */
+  private noTurn(waitedMs: number, deadlineMs: number): void {
+    const { ctx } = this;
+    this.code = 'ERR_791';
+    this.error = noTurnMessage(waitedMs, deadlineMs, ctx.limits, ctx.gate.upstreamDown(ctx.port));
+    ctx.metrics.refusals.inc({ code: this.code });
+    ctx.observe?.({ ok: false, code: this.code, message: this.error });
+    this.refuse('dial_failed');
   }
 
   /**

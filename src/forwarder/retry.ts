@@ -6,6 +6,7 @@
  */
 import { applyJitter, baseDelay } from '../time/backoff.js';
 import { DIAL_RETRY_CURVE } from '../time/curves.js';
+import { DOWN_PORT_DIALS } from './dial-gate.js';
 
 /** Attempts per client connection when the config does not say (`limits.maxDialAttempts`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -36,6 +37,14 @@ const RETRYABLE = new Set([
 
 /** Evicted to make room for a newer handshake: the ingress says "retry at once", so only a short spread. */
 const AT_ONCE = new Set(['ERR_742']);
+
+/** The ingress reached out and the endpoint's upstream was not there (refused, unreachable). */
+const UPSTREAM_DOWN = new Set(['ERR_730', 'ERR_731']);
+
+/** Whether the ingress's answer `code` says the endpoint's upstream is down (dial-gate.ts DOWN_PORT_DIALS). */
+export function saysUpstreamDown(code: string): boolean {
+  return UPSTREAM_DOWN.has(code);
+}
 
 export function isRetryable(code: string): boolean {
   return RETRYABLE.has(code);
@@ -96,6 +105,10 @@ export function noTurnMessage(
   waitedMs: number,
   deadlineMs: number,
   limits: { prefaceTimeoutMs: number },
+  upstreamDown = false,
 ): string {
-  return `no turn to dial the ingress after waiting ${Math.round(waitedMs)} ms of this client's ${Math.round(deadlineMs)} ms (limits.prefaceTimeoutMs ${limits.prefaceTimeoutMs} ms, spread over its last tenth)`;
+  const why = upstreamDown
+    ? `; this endpoint's upstream was down at its latest answered dial (ERR_730/731), so it dials ${DOWN_PORT_DIALS} at a time until one reaches the upstream`
+    : '';
+  return `no turn to dial the ingress after waiting ${Math.round(waitedMs)} ms of this client's ${Math.round(deadlineMs)} ms (limits.prefaceTimeoutMs ${limits.prefaceTimeoutMs} ms, spread over its last tenth)${why}`;
 }

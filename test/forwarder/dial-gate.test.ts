@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Cancellation } from '../../src/api/ingress/cancel.js';
-import { DialGate, INITIAL_WINDOW, type DialTicket } from '../../src/forwarder/dial-gate.js';
+import { DialGate, DOWN_PORT_DIALS, INITIAL_WINDOW, type DialTicket } from '../../src/forwarder/dial-gate.js';
 
 const limits = {
   maxConcurrentDials: 1,
@@ -50,6 +50,38 @@ describe('DialGate (fair admission)', () => {
     a[0]!.release();
     (await third).release();
     expect(order).toEqual(['a0', 'a1', 'b0', 'a2']);
+  });
+
+  it('runs DOWN_PORT_DIALS handshakes at once for a port whose upstream is down, until a dial reaches it', async () => {
+    const gate = new DialGate({ ...limits, maxConcurrentDials: 100 });
+    const probe = (await gate.acquire(1, 's', new Cancellation(), 10_000))!;
+    probe.handshakeDone();
+    probe.upstreamAnswered(false); // ERR_731
+    probe.release();
+    expect(gate.upstreamDown(1)).toBe(true);
+    const order: string[] = [];
+    const a = Array.from({ length: 10 }, (_, i) => ask(gate, 1, order, `a${i}`));
+    await Promise.resolve();
+    expect(gate.active, 'handshakes in flight for the down port').toBe(DOWN_PORT_DIALS);
+    // Another port is not held back by the down port's queue or the window it leaves unused.
+    const b = await ask(gate, 2, order, 'b0');
+    expect(gate.active).toBe(DOWN_PORT_DIALS + 1);
+    const granted = await Promise.all(a.slice(0, DOWN_PORT_DIALS));
+    // One handshake done: one more of A's goes.
+    granted[0]!.handshakeDone();
+    await a[DOWN_PORT_DIALS];
+    expect(order.filter((l) => l.startsWith('a'))).toHaveLength(DOWN_PORT_DIALS + 1);
+    // An older dial's late ERR_731 after a newer one reached the upstream does not mark it down.
+    const newer = granted[1]!;
+    newer.upstreamAnswered(true);
+    expect(gate.upstreamDown(1)).toBe(false);
+    granted[0]!.upstreamAnswered(false);
+    expect(gate.upstreamDown(1), 'an older answer decided').toBe(false);
+    // Up again: every waiter of A is granted (the window allows 100).
+    await Promise.all(a);
+    expect(order.filter((l) => l.startsWith('a'))).toHaveLength(10);
+    b.release();
+    for (const t of await Promise.all(a)) t.release();
   });
 
   it('drops a waiter whose client is gone: it is never granted', async () => {
@@ -209,6 +241,94 @@ describe('DialGate (fair admission)', () => {
       // pacing at 1.25 windows per handshake time with those cuts, 1,930; today's rules without
       // the pacing, 1,767.
       expect(seen, JSON.stringify(seen)).toMatchObject({ served: 2000, gaveUp: 0 });
+    });
+  });
+  describe("another endpoint's dials while 400 clients of a black-holed endpoint reconnect (simulated time)", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    const HANDSHAKE_CPU_MS = 3.5;
+
+    /**
+     * Two cores that serve CPU work in the order it was asked for: a handshake's CPU (both sides of
+     * a TLS handshake on this machine, ~3.5 ms) waits behind every handshake asked for before it.
+     */
+    function cores(n: number): (ms: number) => Promise<void> {
+      const queue: { ms: number; done: () => void }[] = [];
+      let busy = 0;
+      const next = () => {
+        while (busy < n && queue.length > 0) {
+          const job = queue.shift()!;
+          busy++;
+          setTimeout(() => {
+            busy--;
+            job.done();
+            next();
+          }, job.ms);
+        }
+      };
+      return (ms) =>
+        new Promise<void>((done) => {
+          queue.push({ ms, done });
+          next();
+        });
+    }
+
+    /**
+     * The bench's hole phase (bench:isolation, TLS v1): endpoint A's upstream drops SYNs, and its
+     * 400 clients all gave up together and reconnect at once; each dial's handshake is CPU on the
+     * two cores, then it waits 5 s for the ingress's ERR_731. A client of endpoint B dials every
+     * 25 ms. Returns B's times from asking for a turn to its handshake's end, ms.
+     */
+    async function holePhase(aKnownDown: boolean): Promise<number[]> {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const gate = new DialGate(
+        { maxConcurrentDials: 1024, maxIngressConnectionsPerPort: 512, maxIngressConnectionsPerSource: 512 },
+        () => Date.now(),
+      );
+      const cpu = cores(2);
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const dial = async (port: number, reached: boolean): Promise<number> => {
+        const asked = Date.now();
+        const ticket = (await gate.acquire(port, `pod-${port}`, new Cancellation(), 10_000))!;
+        await cpu(HANDSHAKE_CPU_MS);
+        ticket.handshakeDone('up');
+        const took = Date.now() - asked;
+        if (!reached) await sleep(5_000);
+        ticket.upstreamAnswered(reached);
+        ticket.release();
+        return took;
+      };
+      // Earlier dials of A were answered ERR_731 (or, without the rule's input, not yet).
+      if (aKnownDown) {
+        const earlier = dial(1, false);
+        await vi.advanceTimersByTimeAsync(5_100);
+        await earlier;
+      }
+      const a = Promise.all(Array.from({ length: 400 }, () => dial(1, false)));
+      const b: Promise<number>[] = [];
+      for (let i = 0; i < 40; i++) {
+        b.push(dial(2, true));
+        await vi.advanceTimersByTimeAsync(25);
+      }
+      await vi.advanceTimersByTimeAsync(6_000);
+      await a;
+      return Promise.all(b);
+    }
+
+    it("keeps B's dials within a few handshakes of CPU once A's upstream is known down", async () => {
+      const known = await holePhase(true);
+      const unknown = await holePhase(false);
+      const worst = (ms: number[]) => Math.max(...ms);
+      // Known down, A runs DOWN_PORT_DIALS handshakes at once: B's waits behind at most those on
+      // two cores, plus its own. Not yet known (the first wave, before any answer), A has the
+      // whole window in flight and B's handshake waits behind tens of them: the bench's miss.
+      const bound = (DOWN_PORT_DIALS / 2 + 1) * HANDSHAKE_CPU_MS + 1;
+      expect(worst(known), `B's dial times with A known down: ${known.join(' ')}`).toBeLessThanOrEqual(bound);
+      expect(worst(unknown), `B's dial times before A is known down: ${unknown.join(' ')}`).toBeGreaterThan(
+        4 * bound,
+      );
     });
   });
 });
