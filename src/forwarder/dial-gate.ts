@@ -25,19 +25,23 @@ import { DialWindow, paceAfterGrant } from './dial-window.js';
  * Turns are paced: spread over the recent handshake time, not granted together whenever they
  * free up together (dial-window.ts `spacingMs`; the gate's one timer waits for the pace).
  *
- * A port whose upstream is down (its latest answered dial was ERR_730/731) runs at most
- * DOWN_PORT_DIALS handshakes at once, until one of its dials reaches the upstream again. Its
- * clients still get dialled (the upstream may be back), but each handshake costs CPU on both
- * sides, and a handshake of another port's client is served among those in flight: with a
- * window's worth of them in flight for 400 clients of a black-holed upstream that all gave up and
- * reconnected together, B's connect p99 was 4–9× its idle p99 over TLS v1 (BENCHMARKS "#27 round
- * 6"). The turns a down port leaves go to the other ports.
+ * A port whose upstream is down (its latest answered dial was ERR_730/731) has at most
+ * DOWN_PORT_DIALS dials waiting for the ingress's answer at once, until one of them reaches the
+ * upstream again: a circuit breaker that keeps probing. Its clients are still dialled (the
+ * upstream may be back), but a dial to a black-holed upstream is a TLS handshake on both sides
+ * (v1) and 5 s of the ingress's upstream connect, then the same again for its retry: 400 clients
+ * of such an endpoint that gave up and reconnected together kept a window's worth of handshakes
+ * running on the same cores as the next endpoint's, whose connect p99 was 4–9× its idle p99 over
+ * TLS v1 (BENCHMARKS "#27 round 6"). Capping only its handshakes in flight did not bound that:
+ * each is a few ms, so four at a time still ran hundreds a second. The turns a down port leaves
+ * go to the other ports.
  */
 
 /**
- * Handshakes at once for a port whose upstream is down. Few enough that another port's handshake
- * waits behind no more than these (a TLS handshake is ~3.5 ms of CPU, both sides), enough that
- * its clients are still dialled at ~1,000/s at loopback RTT and 10/s across 200 ms.
+ * Dials awaiting the ingress's answer at once for a port whose upstream is down: an upstream that
+ * refuses (ERR_730, answered in a round trip) is still probed hundreds of times a second at
+ * loopback RTT, a black-holed one (ERR_731 after the ingress's 5 s) four times per 5 s, and the
+ * first probe that gets through lets the port's waiting clients go.
  */
 export const DOWN_PORT_DIALS = 4;
 
@@ -78,8 +82,8 @@ interface Waiter {
 interface PortState {
   held: number;
   queue: Waiter[];
-  /** Handshakes running for this port now. */
-  dialing: number;
+  /** Dials of this port granted and not yet answered by the ingress (nor failed, nor released). */
+  unanswered: number;
   /** The latest-granted answered dial said the upstream is down: DOWN_PORT_DIALS apply. */
   upstreamDown: boolean;
   /** The grant sequence number of the dial whose answer set `upstreamDown` (-1: none yet). */
@@ -140,6 +144,25 @@ export class DialGate {
   /** Ingress connections `port` holds now (granted and not released). */
   heldBy(port: number): number {
     return this.ports.get(port)?.held ?? 0;
+  }
+
+  /** Ports whose latest answered dial said their upstream is down. */
+  get portsUpstreamDown(): number {
+    let n = 0;
+    for (const state of this.ports.values()) if (state.upstreamDown) n++;
+    return n;
+  }
+
+  /**
+   * `port` no longer serves its endpoint (its listener was removed; the port may later serve
+   * another): what its dials said of the upstream is forgotten, and so are the answers of its dials
+   * still on their way.
+   */
+  portRemoved(port: number): void {
+    const state = this.ports.get(port);
+    if (!state) return;
+    state.upstreamDown = false;
+    state.decidedBy = this.window.issued;
   }
 
   /** Whether `port`'s latest answered dial said its upstream is down (its handshakes are capped). */
@@ -206,7 +229,7 @@ export class DialGate {
   private portState(port: number): PortState {
     let s = this.ports.get(port);
     if (!s)
-      this.ports.set(port, (s = { held: 0, queue: [], dialing: 0, upstreamDown: false, decidedBy: -1 }));
+      this.ports.set(port, (s = { held: 0, queue: [], unanswered: 0, upstreamDown: false, decidedBy: -1 }));
     return s;
   }
 
@@ -223,7 +246,7 @@ export class DialGate {
   private portMayDial(state: PortState): boolean {
     return (
       state.held < this.limits.maxIngressConnectionsPerPort &&
-      !(state.upstreamDown && state.dialing >= DOWN_PORT_DIALS)
+      !(state.upstreamDown && state.unanswered >= DOWN_PORT_DIALS)
     );
   }
 
@@ -238,22 +261,30 @@ export class DialGate {
       this.window.pacingBurst,
     );
     this.handshakes++;
-    state.dialing++;
+    state.unanswered++;
     state.held++;
     this.sources.set(source, (this.sources.get(source) ?? 0) + 1);
     let inHandshake = true;
+    let awaitingAnswer = true;
     let held = true;
+    // The dial is over for its port's DOWN_PORT_DIALS: answered, failed, or released.
+    const answered = () => {
+      if (!awaitingAnswer) return;
+      awaitingAnswer = false;
+      state.unanswered--;
+    };
     const handshakeDone = (outcome: HandshakeOutcome = 'up') => {
       // A push-back can come after the preface went out (ERR_743 in the reply of a plain dial).
       if (outcome === 'pushed-back') this.window.pushedBack(seq, inFlightAtGrant);
-      if (!inHandshake) return;
-      inHandshake = false;
-      this.handshakes--;
-      state.dialing--;
-      if (outcome === 'up') {
-        this.window.completed(this.queued > 0);
-        const ms = this.now() - grantedAt;
-        this.handshakeMs = this.handshakeMs === 0 ? ms : this.handshakeMs + (ms - this.handshakeMs) / 8;
+      if (outcome !== 'up') answered();
+      if (inHandshake) {
+        inHandshake = false;
+        this.handshakes--;
+        if (outcome === 'up') {
+          this.window.completed(this.queued > 0);
+          const ms = this.now() - grantedAt;
+          this.handshakeMs = this.handshakeMs === 0 ? ms : this.handshakeMs + (ms - this.handshakeMs) / 8;
+        }
       }
       this.pump();
     };
@@ -262,10 +293,10 @@ export class DialGate {
       release: () => {
         if (!held) return;
         held = false;
+        answered();
         if (inHandshake) {
           inHandshake = false;
           this.handshakes--;
-          state.dialing--;
         }
         state.held--;
         const n = (this.sources.get(source) ?? 1) - 1;
@@ -274,11 +305,13 @@ export class DialGate {
         this.pump();
       },
       upstreamAnswered: (reached) => {
-        if (seq < state.decidedBy) return; // an older dial's late answer: a newer one decided
-        state.decidedBy = seq;
-        const wasDown = state.upstreamDown;
-        state.upstreamDown = !reached;
-        if (wasDown && reached) this.pump();
+        answered();
+        // An older dial's late answer does not overrule a newer one's.
+        if (seq >= state.decidedBy) {
+          state.decidedBy = seq;
+          state.upstreamDown = !reached;
+        }
+        this.pump();
       },
     };
   }

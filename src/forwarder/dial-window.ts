@@ -112,6 +112,11 @@ export class DialWindow {
     return Math.max(1, Math.floor(this.turns * PACING_BURST_SHARE));
   }
 
+  /** Turns granted so far (the next grant's sequence number). */
+  get issued(): number {
+    return this.grants;
+  }
+
   /** A turn was granted; returns its sequence number (for `pushedBack`). */
   grant(): number {
     return this.grants++;

@@ -123,6 +123,7 @@ export class ListenerSet {
     this.gate = new DialGate(opts.limits);
     opts.metrics.tally.dialsWaiting = () => this.gate.waiting;
     opts.metrics.tally.dialWindow = () => this.gate.turns;
+    opts.metrics.tally.portsUpstreamDown = () => this.gate.portsUpstreamDown;
   }
 
   /** Makes the listeners match `routes`. Synchronous; binding completes in the background. */
@@ -228,6 +229,7 @@ export class ListenerSet {
 
   private remove(l: PortListener): void {
     this.listeners.delete(l.port);
+    this.gate.portRemoved(l.port);
     this.closeServer(l);
     this.opts.logger.info(
       { port: l.port, url: l.route.url, connections: l.conns.size },

@@ -37,6 +37,8 @@ export interface ConnectionTally {
   dialsWaiting: () => number;
   /** Handshake turns allowed now (the dial window). */
   dialWindow: () => number;
+  /** Ports whose latest answered dial said the upstream is down (their handshakes are capped). */
+  portsUpstreamDown: () => number;
   /** HTTP/2 sessions to the ingress open now (v2). */
   ingressSessions: () => number;
   upstreams: PendingCounts<'protocol'>;
@@ -55,6 +57,7 @@ export interface ForwarderMetrics {
   turnedAway: Counter<'reason'>;
   dialsWaiting: Gauge;
   dialWindow: Gauge;
+  portsUpstreamDown: Gauge;
   ingressRecordRefused: Gauge;
   authtokenReloads: Counter<'result'>;
   ready: Gauge;
@@ -76,6 +79,7 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
     urlDials: new PendingCounts(),
     dialsWaiting: () => 0,
     dialWindow: () => 0,
+    portsUpstreamDown: () => 0,
     ingressSessions: () => 0,
     upstreams: new PendingCounts(),
   };
@@ -139,22 +143,7 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
       labelNames: ['reason'],
       registers,
     }),
-    dialsWaiting: new Gauge({
-      name: 'endpoint_binder_forwarder_dials_waiting',
-      help: "Client connections waiting for a turn to dial the ingress (the dial window, or their port's or source's share).",
-      registers,
-      collect() {
-        this.set(tally.dialsWaiting());
-      },
-    }),
-    dialWindow: new Gauge({
-      name: 'endpoint_binder_forwarder_dial_window',
-      help: 'Ingress handshakes allowed at once now: starts at 64, follows the round trip up to limits.maxConcurrentDials, cut when the ingress has too many from this pod (a half the first time, an eighth later).',
-      registers,
-      collect() {
-        this.set(tally.dialWindow());
-      },
-    }),
+    ...gateGauges(tally, registers),
     ingressRecordRefused: new Gauge({
       name: 'endpoint_binder_forwarder_ingress_record_refused',
       help: '1 while the install record names a binding ingress other than the pinned one (ingress.address, or the host this forwarder started with); the record is not followed.',
@@ -200,4 +189,37 @@ export function forwarderMetrics(registry: Registry): ForwarderMetrics {
   };
   perRegistry.set(registry, m);
   return m;
+}
+
+/** The dial gate's gauges, read from the gate when the metrics are read. */
+function gateGauges(
+  tally: ConnectionTally,
+  registers: Registry[],
+): Pick<ForwarderMetrics, 'dialsWaiting' | 'dialWindow' | 'portsUpstreamDown'> {
+  return {
+    dialsWaiting: new Gauge({
+      name: 'endpoint_binder_forwarder_dials_waiting',
+      help: "Client connections waiting for a turn to dial the ingress (the dial window, or their port's or source's share).",
+      registers,
+      collect() {
+        this.set(tally.dialsWaiting());
+      },
+    }),
+    dialWindow: new Gauge({
+      name: 'endpoint_binder_forwarder_dial_window',
+      help: 'Ingress handshakes allowed at once now: starts at 64, follows the round trip up to limits.maxConcurrentDials, cut when the ingress has too many from this pod (a half the first time, an eighth later).',
+      registers,
+      collect() {
+        this.set(tally.dialWindow());
+      },
+    }),
+    portsUpstreamDown: new Gauge({
+      name: 'endpoint_binder_forwarder_ports_upstream_down',
+      help: "Ports whose latest answered ingress dial said the endpoint's upstream is down (ERR_730, ERR_731): each has at most 4 dials awaiting the ingress's answer until one reaches its upstream.",
+      registers,
+      collect() {
+        this.set(tally.portsUpstreamDown());
+      },
+    }),
+  };
 }

@@ -108,7 +108,7 @@ export function noTurnMessage(
   upstreamDown = false,
 ): string {
   const why = upstreamDown
-    ? `; this endpoint's upstream was down at its latest answered dial (ERR_730/731), so it dials ${DOWN_PORT_DIALS} at a time until one reaches the upstream`
+    ? `; this endpoint's upstream was down at its latest answered dial (ERR_730/731), so it has ${DOWN_PORT_DIALS} dials at a time awaiting the ingress's answer until one reaches the upstream`
     : '';
   return `no turn to dial the ingress after waiting ${Math.round(waitedMs)} ms of this client's ${Math.round(deadlineMs)} ms (limits.prefaceTimeoutMs ${limits.prefaceTimeoutMs} ms, spread over its last tenth)${why}`;
 }

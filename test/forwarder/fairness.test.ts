@@ -148,6 +148,44 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
       );
     });
 
+    describe('an endpoint whose upstream is down', () => {
+      const setup = useEnv({ ingressTls: tls, protocol });
+
+      // The gate holds a down port to DOWN_PORT_DIALS handshakes at once (dial-gate.test.ts); this
+      // checks what tells it: the ingress's real ERR_730 marks the port down, and the first dial
+      // that reaches the upstream again clears it. Before: no such state (the gauge did not exist).
+      it(
+        "is marked down by the ingress's ERR_730 and up again by a dial that reaches the upstream",
+        async () => {
+          const env = await setup();
+          const upstreamPort = await freePort(); // nothing listens there yet: refused
+          await endpoint(env, 'tcp://d.x:7403', `tcp://127.0.0.1:${upstreamPort}`);
+          const port = await freePort();
+          await createService(env.sim, internalService('ep-d', { [port]: 'tcp://d.x:7403' }));
+          const fwd = await startOver(env, tls, { limits: { maxDialAttempts: 1 } });
+          await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+          const down = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ports_upstream_down');
+          expect(await down()).toBe(0);
+
+          const refused = await connectTo(port);
+          refused.write('x');
+          await new Promise((r) => refused.once('close', r));
+          await waitFor(async () => (await down()) === 1, 5_000);
+
+          const echo = await startServer((s) => s.pipe(s), upstreamPort);
+          try {
+            const served = await connectTo(port);
+            expect(await roundTrip(served, 'back again')).toBe('back again');
+            served.destroy();
+            expect(await down(), 'a dial reached the upstream: the port is up').toBe(0);
+          } finally {
+            await echo.close();
+          }
+        },
+        budget(30_000),
+      );
+    });
+
     describe('a client that resets while queued', () => {
       const setup = useEnv({ ingressTls: tls, protocol });
 

@@ -12,7 +12,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(onConn: (s: Socket) => void): Promise<TestServer> {
+export async function startServer(onConn: (s: Socket) => void, port = 0): Promise<TestServer> {
   const sockets = new Set<Socket>();
   const server: Server = createServer({ allowHalfOpen: true }, (s) => {
     sockets.add(s);
@@ -20,11 +20,11 @@ export async function startServer(onConn: (s: Socket) => void): Promise<TestServ
     s.on('error', () => undefined);
     onConn(s);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
   return {
-    port,
-    upstreamUrl: `tcp://127.0.0.1:${port}`,
+    port: bound,
+    upstreamUrl: `tcp://127.0.0.1:${bound}`,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
