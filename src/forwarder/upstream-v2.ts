@@ -1,8 +1,9 @@
 /**
  * v2: a forwarded connection as one HTTP/2 CONNECT stream (docs/ingress.md "v2"). END_STREAM is a
- * clean end, RST_STREAM an abort: an abort of ours goes out as RST_STREAM CANCEL with no END_STREAM
- * before it (`abortStream`: node:http2's `close(CONNECT_ERROR)` flushes an END_STREAM first, which
- * a peer can read as a clean end), and any reset from the ingress is passed on as one.
+ * clean end, RST_STREAM an abort: an abort of ours goes out as RST_STREAM CONNECT_ERROR with no
+ * END_STREAM before it (`abortStream`: node:http2's `close(code)` alone flushes an END_STREAM first,
+ * which a peer can read as a clean end), and any reset from the ingress (any non-zero code) is
+ * passed on as one.
  *
  * One object per idle forwarded connection, so it is a class (its methods live once on the
  * prototype; an object literal with a getter and a closure per method cost ~1 KiB of heap per
@@ -66,7 +67,7 @@ class StreamUpstream implements Upstream {
 
   abort(): void {
     const { stream } = this;
-    // RST_STREAM CANCEL with no END_STREAM before it (reset.ts abortStream); destroyed, too, a
+    // RST_STREAM CONNECT_ERROR with no END_STREAM before it (reset.ts abortStream); destroyed, too, a
     // stream with bytes still unread (its reader gone) emits its 'close'.
     abortStream(stream);
   }

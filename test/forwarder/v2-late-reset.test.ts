@@ -7,6 +7,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import { readFileSync } from 'node:fs';
+import { addAbortSignal } from 'node:stream';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { abortStream } from '../../src/api/ingress/reset.js';
@@ -20,8 +21,10 @@ const { NGHTTP2_CANCEL, NGHTTP2_CONNECT_ERROR, NGHTTP2_INTERNAL_ERROR } = consta
 
 /** RST_STREAM with no END_STREAM before it, as a third-party ingress may send it. */
 const RESETS_ALONE = [
-  // abortStream (reset.ts): CANCEL.
-  ['CANCEL', (st: ServerHttp2Stream) => abortStream(st), NGHTTP2_CANCEL],
+  // abortStream (reset.ts): CONNECT_ERROR.
+  ['CONNECT_ERROR', (st: ServerHttp2Stream) => abortStream(st), NGHTTP2_CONNECT_ERROR],
+  // An AbortError (what abortStream sent before, and an older ingress may): CANCEL.
+  ['CANCEL', (st: ServerHttp2Stream) => addAbortSignal(AbortSignal.abort(), st), NGHTTP2_CANCEL],
   // destroy(err): INTERNAL_ERROR.
   ['INTERNAL_ERROR', (st: ServerHttp2Stream) => st.destroy(new Error('gone')), NGHTTP2_INTERNAL_ERROR],
 ] as const;

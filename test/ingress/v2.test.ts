@@ -1,6 +1,6 @@
 import { budget } from '../helpers/budget.js';
 import { createHash, randomBytes } from 'node:crypto';
-import type { ClientHttp2Stream } from 'node:http2';
+import { constants, type ClientHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IngressV2Pool } from '../../src/api/ingress/v2-dialer.js';
@@ -126,11 +126,12 @@ describe.each([false, true])('ingress v2 (tls %s)', (tls) => {
     a.destroy(); // RST_STREAM CANCEL, no END_STREAM before it (close() would send one)
     await waitFor(() => seen.length > 0, 5_000);
     expect(seen).toEqual(['ECONNRESET']);
-    // Upstream → client: a TCP reset arrives as RST_STREAM CANCEL, with no END_STREAM before it.
+    // Upstream → client: a TCP reset arrives as RST_STREAM CONNECT_ERROR, with no END_STREAM before
+    // it (reset.ts abortStream).
     const b = await open(pool, 'tcp://ab.x:7902');
     const r = ending(b);
     b.write('reset me');
-    expect((await r).how).toBe('reset 8');
+    expect((await r).how).toBe(`reset ${constants.NGHTTP2_CONNECT_ERROR}`);
   });
 
   it('GOAWAY mid-transfer: the open stream finishes, the next goes on a new session', async () => {

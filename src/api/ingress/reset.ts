@@ -3,8 +3,9 @@
  * end of stream. A TLS socket cannot send an RST itself (its handle is the TLS layer), so the
  * TCP socket under it is remembered here by whoever created the pair (the dialer, the ingress).
  */
+import { constants, type ClientHttp2Stream, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import { addAbortSignal, PassThrough, type Duplex } from 'node:stream';
+import { addAbortSignal, PassThrough } from 'node:stream';
 
 const rawOf = new WeakMap<Socket, Socket>();
 const ignore = (): void => undefined;
@@ -67,21 +68,44 @@ export function onCleanEnd(socket: Socket, clean: () => void): void {
   });
 }
 
-/**
- * An HTTP/2 stream's AbortError: `destroy()` with it sends RST_STREAM CANCEL (node:http2 maps an
- * AbortError to CANCEL, any other error to INTERNAL_ERROR) and, the writable side being errored,
- * no END_STREAM before it. `stream.close(code)` ends the writable side first, and node:http2
- * flushes that END_STREAM before the RST_STREAM: where the session's socket has a write in
- * progress the two can arrive in different reads, and the peer would take the END_STREAM for a
- * clean end. Made once, through the public addAbortSignal.
- */
+/** The error our aborted HTTP/2 streams emit, an AbortError, as before. Made once, through the public addAbortSignal. */
 const STREAM_ABORT: Error = (() => {
   const probe = addAbortSignal(AbortSignal.abort(), new PassThrough());
   probe.on('error', () => undefined);
   return probe.errored ?? new Error('aborted');
 })();
 
-/** Aborts an HTTP/2 stream: RST_STREAM CANCEL, never an END_STREAM before it (an abort stays an abort). */
-export function abortStream(stream: Duplex): void {
-  if (!stream.destroyed) stream.destroy(STREAM_ABORT);
+/**
+ * Aborts an HTTP/2 stream: RST_STREAM CONNECT_ERROR (RFC 9113 §8.5, what a proxy sends when its
+ * TCP connection was reset), never an END_STREAM before it (an abort stays an abort; the peer
+ * would take an END_STREAM for a clean end). test/ingress/connect-error.test.ts checks the frames.
+ *
+ * node:http2 has no public "reset with this code" alone; three public calls in one turn make it
+ * (Node 20, lib/internal/http2/core.js), and each alone lets an END_STREAM out first:
+ * - `close(code)` sets the code and submits the RST_STREAM, but first ends the writable side
+ *   (`closeStream` calls `stream.end()`). With no write in progress `end()` runs `_final` at once
+ *   (shutdownWritable queues END_STREAM), and the RST_STREAM submit flushes the session's pending
+ *   frames first (node_http2.cc `SubmitRstStream` → `SendPendingData`): END_STREAM, then RST.
+ * - So a zero-byte write goes first: a Writable never calls `_final` while a write is in progress
+ *   (`needFinish`), and `close` submits the reset with no END_STREAM queued.
+ * - `destroy()` right after keeps it so. Left alone, that write still ends the stream: its
+ *   nextTick calls shutdownWritable once the side is ending ("shutdown write stream right after
+ *   last chunk", `kWriteGeneric`), and where the RST_STREAM had to wait for the session's socket
+ *   (node_http2.cc `AddPendingRstStream`) the END_STREAM goes out ahead of it (seen on the wire for
+ *   a quarter to a third of the streams of the test's hard case). Destroyed, the stream never calls
+ *   `_final` and has no handle left to shut down; what it still had queued is dropped. Being
+ *   closed already, it sends no second reset and keeps the code (`_destroy`).
+ * A server stream that has not answered gets no write (a write sends the implicit `:status 200`
+ * first: `kProceed` is `respond`); with no answer there is no END_STREAM to send, only the reset.
+ * A stream the peer reset already (closed) is only destroyed. Our END_STREAM already sent (a
+ * clean half-close that happened) stays what it was; the reset follows it.
+ */
+export function abortStream(stream: ClientHttp2Stream | ServerHttp2Stream): void {
+  if (stream.destroyed) return;
+  if (!stream.closed) {
+    const unanswered = 'respond' in stream && !stream.headersSent;
+    if (!unanswered && !stream.writableEnded) stream.write(EMPTY);
+    stream.close(constants.NGHTTP2_CONNECT_ERROR);
+  }
+  stream.destroy(STREAM_ABORT);
 }

@@ -193,7 +193,7 @@ function acceptor(server: Http2Server, windowBytes: number) {
 /**
  * Stream ⇄ upstream socket. A clean end either way is passed on as one (END_STREAM ⇄ FIN, the
  * other direction keeps flowing); an abort either way is passed on as one (RST_STREAM ⇄ TCP
- * RST; ours goes out as CANCEL with no END_STREAM before it, reset.ts abortStream), never as a
+ * RST; ours goes out as CONNECT_ERROR with no END_STREAM before it, reset.ts abortStream), never as a
  * clean end.
  */
 export function pipeStream(stream: ServerHttp2Stream, upstream: Socket, done: () => void): void {
