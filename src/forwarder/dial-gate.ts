@@ -165,7 +165,7 @@ export class DialGate {
     state.decidedBy = this.window.issued;
   }
 
-  /** Whether `port`'s latest answered dial said its upstream is down (its handshakes are capped). */
+  /** Whether `port`'s latest answered dial said its upstream is down (DOWN_PORT_DIALS apply). */
   upstreamDown(port: number): boolean {
     return this.ports.get(port)?.upstreamDown ?? false;
   }
