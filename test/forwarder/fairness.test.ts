@@ -151,7 +151,7 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
     describe('an endpoint whose upstream is down', () => {
       const setup = useEnv({ ingressTls: tls, protocol });
 
-      // The gate holds a down port to DOWN_PORT_DIALS handshakes at once (dial-gate.test.ts); this
+      // The gate holds a down port to DOWN_PORT_DIALS dials awaiting an answer (dial-gate.test.ts); this
       // checks what tells it: the ingress's real ERR_730 marks the port down, and the first dial
       // that reaches the upstream again clears it. Before: no such state (the gauge did not exist).
       it(
