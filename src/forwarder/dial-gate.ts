@@ -1,5 +1,6 @@
 import type { CancelSignal } from '../api/ingress/cancel.js';
 import { DialWindow, paceAfterGrant } from './dial-window.js';
+import { afterAnswer, DOWN_PORT_DIALS, unknownVerdict, type UpstreamVerdict } from './upstream-verdict.js';
 
 /**
  * Admission to the binding ingress, shared fairly between ports (one endpoint never costs
@@ -25,25 +26,18 @@ import { DialWindow, paceAfterGrant } from './dial-window.js';
  * Turns are paced: spread over the recent handshake time, not granted together whenever they
  * free up together (dial-window.ts `spacingMs`; the gate's one timer waits for the pace).
  *
- * A port whose upstream is down (its latest answered dial was ERR_730/731) has at most
- * DOWN_PORT_DIALS dials waiting for the ingress's answer at once, until one of them reaches the
- * upstream again: a circuit breaker that keeps probing. Its clients are still dialled (the
- * upstream may be back), but a dial to a black-holed upstream is a TLS handshake on both sides
- * (v1) and 5 s of the ingress's upstream connect, then the same again for its retry: 400 clients
- * of such an endpoint that gave up and reconnected together kept a window's worth of handshakes
- * running on the same cores as the next endpoint's, whose connect p99 was 4–9× its idle p99 over
- * TLS v1 (BENCHMARKS "#27 round 6"). Capping only its handshakes in flight did not bound that:
- * each is a few ms, so four at a time still ran hundreds a second. The turns a down port leaves
- * go to the other ports.
+ * A port whose upstream is down (its last DOWN_AFTER answers said ERR_730/731: upstream-verdict.ts)
+ * has at most DOWN_PORT_DIALS dials waiting for the ingress's answer at once, until one of them
+ * reaches the upstream again: a circuit breaker that keeps probing. Its clients are still dialled
+ * (the upstream may be back), but a dial to a black-holed upstream is a TLS handshake on both
+ * sides (v1) and 5 s of the ingress's upstream connect, then the same again for its retry: 400
+ * clients of such an endpoint that gave up and reconnected together kept a window's worth of
+ * handshakes running on the same cores as the next endpoint's, whose connect p99 was 4–9× its
+ * idle p99 over TLS v1 (BENCHMARKS "#27 round 6"). Capping only its handshakes in flight did not
+ * bound that: each is a few ms, so four at a time still ran hundreds a second. The turns a down
+ * port leaves go to the other ports.
  */
-
-/**
- * Dials awaiting the ingress's answer at once for a port whose upstream is down: an upstream that
- * refuses (ERR_730, answered in a round trip) is still probed hundreds of times a second at
- * loopback RTT, a black-holed one (ERR_731 after the ingress's 5 s) four times per 5 s, and the
- * first probe that gets through lets the port's waiting clients go.
- */
-export const DOWN_PORT_DIALS = 4;
+export { DOWN_AFTER, DOWN_PORT_DIALS } from './upstream-verdict.js';
 
 /** The handshake window (how many turns at once) is learnt: dial-window.ts. */
 export { INITIAL_WINDOW } from './dial-window.js';
@@ -63,7 +57,7 @@ export interface DialTicket {
   readonly release: () => void;
   /**
    * The ingress answered this dial: it reached the upstream (`true`) or said the upstream is down
-   * (`false`: ERR_730/731). The latest-granted answered dial decides whether the port is down.
+   * (`false`: ERR_730/731). upstream-verdict.ts decides from these whether the port is down.
    */
   readonly upstreamAnswered: (reached: boolean) => void;
 }
@@ -84,10 +78,8 @@ interface PortState {
   queue: Waiter[];
   /** Dials of this port granted and not yet answered by the ingress (nor failed, nor released). */
   unanswered: number;
-  /** The latest-granted answered dial said the upstream is down: DOWN_PORT_DIALS apply. */
-  upstreamDown: boolean;
-  /** The grant sequence number of the dial whose answer set `upstreamDown` (-1: none yet). */
-  decidedBy: number;
+  /** What its dials said of the upstream; while `down`, DOWN_PORT_DIALS apply. */
+  upstream: UpstreamVerdict;
 }
 
 export class DialGate {
@@ -146,10 +138,10 @@ export class DialGate {
     return this.ports.get(port)?.held ?? 0;
   }
 
-  /** Ports whose latest answered dial said their upstream is down. */
+  /** Ports whose dials said their upstream is down (upstream-verdict.ts). */
   get portsUpstreamDown(): number {
     let n = 0;
-    for (const state of this.ports.values()) if (state.upstreamDown) n++;
+    for (const state of this.ports.values()) if (state.upstream.down) n++;
     return n;
   }
 
@@ -161,13 +153,12 @@ export class DialGate {
   portRemoved(port: number): void {
     const state = this.ports.get(port);
     if (!state) return;
-    state.upstreamDown = false;
-    state.decidedBy = this.window.issued;
+    state.upstream = unknownVerdict(this.window.issued);
   }
 
-  /** Whether `port`'s latest answered dial said its upstream is down (DOWN_PORT_DIALS apply). */
+  /** Whether `port`'s dials said its upstream is down (DOWN_PORT_DIALS apply). */
   upstreamDown(port: number): boolean {
-    return this.ports.get(port)?.upstreamDown ?? false;
+    return this.ports.get(port)?.upstream.down ?? false;
   }
 
   /**
@@ -228,8 +219,7 @@ export class DialGate {
 
   private portState(port: number): PortState {
     let s = this.ports.get(port);
-    if (!s)
-      this.ports.set(port, (s = { held: 0, queue: [], unanswered: 0, upstreamDown: false, decidedBy: -1 }));
+    if (!s) this.ports.set(port, (s = { held: 0, queue: [], unanswered: 0, upstream: unknownVerdict() }));
     return s;
   }
 
@@ -246,7 +236,7 @@ export class DialGate {
   private portMayDial(state: PortState): boolean {
     return (
       state.held < this.limits.maxIngressConnectionsPerPort &&
-      !(state.upstreamDown && state.unanswered >= DOWN_PORT_DIALS)
+      !(state.upstream.down && state.unanswered >= DOWN_PORT_DIALS)
     );
   }
 
@@ -306,11 +296,7 @@ export class DialGate {
       },
       upstreamAnswered: (reached) => {
         answered();
-        // An older dial's late answer does not overrule a newer one's.
-        if (seq >= state.decidedBy) {
-          state.decidedBy = seq;
-          state.upstreamDown = !reached;
-        }
+        state.upstream = afterAnswer(state.upstream, seq, reached);
         this.pump();
       },
     };

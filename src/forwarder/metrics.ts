@@ -37,7 +37,7 @@ export interface ConnectionTally {
   dialsWaiting: () => number;
   /** Handshake turns allowed now (the dial window). */
   dialWindow: () => number;
-  /** Ports whose latest answered dial said the upstream is down (their handshakes are capped). */
+  /** Ports whose dials said the upstream is down (their dials awaiting an answer are capped). */
   portsUpstreamDown: () => number;
   /** HTTP/2 sessions to the ingress open now (v2). */
   ingressSessions: () => number;
@@ -215,7 +215,7 @@ function gateGauges(
     }),
     portsUpstreamDown: new Gauge({
       name: 'endpoint_binder_forwarder_ports_upstream_down',
-      help: "Ports whose latest answered ingress dial said the endpoint's upstream is down (ERR_730, ERR_731): each has at most 4 dials awaiting the ingress's answer until one reaches its upstream.",
+      help: "Ports whose last 3 answered ingress dials in a row said the endpoint's upstream is down (ERR_730, ERR_731): each has at most 4 dials awaiting the ingress's answer until one reaches its upstream.",
       registers,
       collect() {
         this.set(tally.portsUpstreamDown());

@@ -6,7 +6,7 @@
  */
 import { applyJitter, baseDelay } from '../time/backoff.js';
 import { DIAL_RETRY_CURVE } from '../time/curves.js';
-import { DOWN_PORT_DIALS } from './dial-gate.js';
+import { DOWN_PORT_DIALS } from './upstream-verdict.js';
 
 /** Attempts per client connection when the config does not say (`limits.maxDialAttempts`). */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -41,7 +41,7 @@ const AT_ONCE = new Set(['ERR_742']);
 /** The ingress reached out and the endpoint's upstream was not there (refused, unreachable). */
 const UPSTREAM_DOWN = new Set(['ERR_730', 'ERR_731']);
 
-/** Whether the ingress's answer `code` says the endpoint's upstream is down (dial-gate.ts DOWN_PORT_DIALS). */
+/** Whether the ingress's answer `code` says the endpoint's upstream is down (upstream-verdict.ts). */
 export function saysUpstreamDown(code: string): boolean {
   return UPSTREAM_DOWN.has(code);
 }
@@ -108,7 +108,7 @@ export function noTurnMessage(
   upstreamDown = false,
 ): string {
   const why = upstreamDown
-    ? `; this endpoint's upstream was down at its latest answered dial (ERR_730/731), so it has ${DOWN_PORT_DIALS} dials at a time awaiting the ingress's answer until one reaches the upstream`
+    ? `; this endpoint's upstream was down at its latest dials (ERR_730/731), so it has ${DOWN_PORT_DIALS} dials at a time awaiting the ingress's answer until one reaches the upstream`
     : '';
   return `no turn to dial the ingress after waiting ${Math.round(waitedMs)} ms of this client's ${Math.round(deadlineMs)} ms (limits.prefaceTimeoutMs ${limits.prefaceTimeoutMs} ms, spread over its last tenth)${why}`;
 }

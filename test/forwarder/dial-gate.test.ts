@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Cancellation } from '../../src/api/ingress/cancel.js';
-import { DialGate, DOWN_PORT_DIALS, INITIAL_WINDOW, type DialTicket } from '../../src/forwarder/dial-gate.js';
+import {
+  DialGate,
+  DOWN_AFTER,
+  DOWN_PORT_DIALS,
+  INITIAL_WINDOW,
+  type DialTicket,
+} from '../../src/forwarder/dial-gate.js';
 
 const limits = {
   maxConcurrentDials: 1,
@@ -54,10 +60,13 @@ describe('DialGate (fair admission)', () => {
 
   it('has DOWN_PORT_DIALS dials awaiting an answer at once for a port whose upstream is down, until one reaches it', async () => {
     const gate = new DialGate({ ...limits, maxConcurrentDials: 100 });
-    const probe = (await gate.acquire(1, 's', new Cancellation(), 10_000))!;
-    probe.handshakeDone();
-    probe.upstreamAnswered(false); // ERR_731
-    probe.release();
+    for (let i = 0; i < DOWN_AFTER; i++) {
+      expect(gate.upstreamDown(1), `after ${i} down answers in a row`).toBe(false);
+      const probe = (await gate.acquire(1, 's', new Cancellation(), 10_000))!;
+      probe.handshakeDone();
+      probe.upstreamAnswered(false); // ERR_731
+      probe.release();
+    }
     expect(gate.upstreamDown(1)).toBe(true);
     const order: string[] = [];
     const a = Array.from({ length: 10 }, (_, i) => ask(gate, 1, order, `a${i}`));
@@ -311,9 +320,9 @@ describe('DialGate (fair admission)', () => {
         ticket.release();
         return took;
       };
-      // An earlier dial of A was answered ERR_731 (or, the first wave, not yet).
+      // Earlier dials of A were answered ERR_731 (or, the first wave, not yet).
       if (aKnownDown) {
-        const earlier = dial(1, false);
+        const earlier = Promise.all(Array.from({ length: DOWN_AFTER }, () => dial(1, false)));
         await vi.advanceTimersByTimeAsync(5_100);
         await earlier;
         aDialled = 0;

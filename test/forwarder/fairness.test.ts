@@ -1,6 +1,7 @@
 import { budget } from '../helpers/budget.js';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { DOWN_AFTER } from '../../src/forwarder/upstream-verdict.js';
 import { metricValue } from '../kube/helpers.js';
 import { startServer, startUnresponsiveUpstream, waitFor } from '../ingress/helpers.js';
 import {
@@ -152,17 +153,18 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
       const setup = useEnv({ ingressTls: tls, protocol });
 
       // The gate holds a down port to DOWN_PORT_DIALS dials awaiting an answer (dial-gate.test.ts); this
-      // checks what tells it: the ingress's real ERR_730 marks the port down, and the first dial
+      // checks what tells it: the ingress's real ERR_730s mark the port down, and the first dial
       // that reaches the upstream again clears it. Before: no such state (the gauge did not exist).
       it(
-        "is marked down by the ingress's ERR_730 and up again by a dial that reaches the upstream",
+        "is marked down by the ingress's ERR_730s and up again by a dial that reaches the upstream",
         async () => {
           const env = await setup();
           const upstreamPort = await freePort(); // nothing listens there yet: refused
           await endpoint(env, 'tcp://d.x:7403', `tcp://127.0.0.1:${upstreamPort}`);
           const port = await freePort();
           await createService(env.sim, internalService('ep-d', { [port]: 'tcp://d.x:7403' }));
-          const fwd = await startOver(env, tls, { limits: { maxDialAttempts: 1 } });
+          // One client's attempts are the DOWN_AFTER answers in a row that mark the port down.
+          const fwd = await startOver(env, tls, { limits: { maxDialAttempts: DOWN_AFTER } });
           await waitFor(() => fwd.boundPorts().includes(port), 10_000);
           const down = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ports_upstream_down');
           expect(await down()).toBe(0);

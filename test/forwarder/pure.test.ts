@@ -317,7 +317,7 @@ describe('ForwarderConfig', () => {
     );
     // A client of an endpoint whose upstream is down is told why its turn did not come.
     expect(noTurnMessage(9_412.4, 9_530.6, { prefaceTimeoutMs: 10_000 }, true)).toBe(
-      "no turn to dial the ingress after waiting 9412 ms of this client's 9531 ms (limits.prefaceTimeoutMs 10000 ms, spread over its last tenth); this endpoint's upstream was down at its latest answered dial (ERR_730/731), so it has 4 dials at a time awaiting the ingress's answer until one reaches the upstream",
+      "no turn to dial the ingress after waiting 9412 ms of this client's 9531 ms (limits.prefaceTimeoutMs 10000 ms, spread over its last tenth); this endpoint's upstream was down at its latest dials (ERR_730/731), so it has 4 dials at a time awaiting the ingress's answer until one reaches the upstream",
     );
     // 1,000 clients' deadlines cover the tenth, not one instant.
     const draws = Array.from({ length: 1_000 }, () => spreadTimeout(8_000, Math.random));
