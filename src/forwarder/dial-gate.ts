@@ -26,7 +26,7 @@ import { afterAnswer, DOWN_PORT_DIALS, unknownVerdict, type UpstreamVerdict } fr
  * Turns are paced: spread over the recent handshake time, not granted together whenever they
  * free up together (dial-window.ts `spacingMs`; the gate's one timer waits for the pace).
  *
- * A port whose upstream is down (its last DOWN_AFTER answers said ERR_730/731: upstream-verdict.ts)
+ * A port whose upstream is down (DOWN_AFTER answers in a row said ERR_730/731: upstream-verdict.ts)
  * has at most DOWN_PORT_DIALS dials waiting for the ingress's answer at once, until one of them
  * reaches the upstream again: a circuit breaker that keeps probing. Its clients are still dialled
  * (the upstream may be back), but a dial to a black-holed upstream is a TLS handshake on both
