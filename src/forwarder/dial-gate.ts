@@ -37,7 +37,6 @@ import { afterAnswer, DOWN_PORT_DIALS, unknownVerdict, type UpstreamVerdict } fr
  * bound that: each is a few ms, so four at a time still ran hundreds a second. The turns a down
  * port leaves go to the other ports.
  */
-export { DOWN_AFTER, DOWN_PORT_DIALS } from './upstream-verdict.js';
 
 /** The handshake window (how many turns at once) is learnt: dial-window.ts. */
 export { INITIAL_WINDOW } from './dial-window.js';

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { DOWN_AFTER, DOWN_PORT_DIALS } from './upstream-verdict.js';
 
 /**
  * Counts kept as plain numbers on a connection's path and handed to prom-client only when the
@@ -215,7 +216,7 @@ function gateGauges(
     }),
     portsUpstreamDown: new Gauge({
       name: 'endpoint_binder_forwarder_ports_upstream_down',
-      help: "Ports whose last 3 answered ingress dials in a row said the endpoint's upstream is down (ERR_730, ERR_731): each has at most 4 dials awaiting the ingress's answer until one reaches its upstream.",
+      help: `Ports whose last ${DOWN_AFTER} answered ingress dials in a row said the endpoint's upstream is down (ERR_730, ERR_731): each has at most ${DOWN_PORT_DIALS} dials awaiting the ingress's answer until one reaches its upstream.`,
       registers,
       collect() {
         this.set(tally.portsUpstreamDown());

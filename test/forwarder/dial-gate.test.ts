@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Cancellation } from '../../src/api/ingress/cancel.js';
-import {
-  DialGate,
-  DOWN_AFTER,
-  DOWN_PORT_DIALS,
-  INITIAL_WINDOW,
-  type DialTicket,
-} from '../../src/forwarder/dial-gate.js';
+import { DialGate, INITIAL_WINDOW, type DialTicket } from '../../src/forwarder/dial-gate.js';
+import { DOWN_AFTER, DOWN_PORT_DIALS } from '../../src/forwarder/upstream-verdict.js';
 
 const limits = {
   maxConcurrentDials: 1,

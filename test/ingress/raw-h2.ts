@@ -34,12 +34,7 @@ export interface Frame {
   code?: number;
 }
 
-export function frame(
-  type: number,
-  flags: number,
-  stream: number,
-  payload: Buffer = Buffer.alloc(0),
-): Buffer {
+function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
   const head = Buffer.alloc(9);
   head.writeUIntBE(payload.length, 0, 3);
   head.writeUInt8(type, 3);
