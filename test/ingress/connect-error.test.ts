@@ -11,6 +11,7 @@ import { connect as tlsConnect, createServer as tlsServer } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { abortStream } from '../../src/api/ingress/reset.js';
 import { devCertificate } from '../../src/net/dev-cert.js';
+import { budget } from '../helpers/budget.js';
 import { pollUntil } from '../helpers/wait.js';
 import {
   abortProblem,
@@ -241,7 +242,7 @@ describe('abortStream on the wire: RST_STREAM CONNECT_ERROR, no END_STREAM befor
       expect(plans.size, 'streams the server saw').toBe(STREAMS);
       expect(problems(reader, plans)).toEqual([]);
     },
-    60_000,
+    budget(60_000),
   );
 
   it('node:http2 server stream aborted before it answered: RST_STREAM CONNECT_ERROR alone, no implicit 200', async () => {
@@ -292,8 +293,37 @@ describe('abortStream on the wire: RST_STREAM CONNECT_ERROR, no END_STREAM befor
       expect(plans.size, 'streams the client opened').toBe(STREAMS);
       expect(problems(reader, plans)).toEqual([]);
     },
-    60_000,
+    budget(60_000),
   );
+
+  it('node:http2 client stream aborted while its session still connects: never sent, no error; the next stream resets with CONNECT_ERROR', async () => {
+    const { port, peer } = await rawServer('tcp', 'open');
+    const session = h2connect(`http://127.0.0.1:${port}`);
+    const sessionErrors: string[] = [];
+    session.on('error', (e) => sessionErrors.push(String(e)));
+    cleanups.push(() => session.destroy());
+    // No id yet: the write, close and destroy of abortStream all meet a pending stream.
+    const early = session.request(
+      { ':method': 'CONNECT', ':authority': '127.0.0.1:9' },
+      { endStream: false },
+    );
+    early.on('error', () => undefined);
+    expect(early.pending, 'the session was still connecting').toBe(true);
+    abortStream(early);
+    const { socket, reader } = await peer;
+    if (session.connecting) await new Promise((r) => session.once('connect', r));
+    const next = session.request({ ':method': 'CONNECT', ':authority': '127.0.0.1:9' }, { endStream: false });
+    next.on('error', () => undefined);
+    await new Promise((r) => next.once('response', r));
+    abortStream(next);
+    const id = next.id ?? 0;
+    await resetsOf(reader, [id], socket);
+    const opened = [...new Set(reader.frames.filter((f) => f.type === FRAME.HEADERS).map((f) => f.stream))];
+    expect(opened, 'streams whose HEADERS reached the peer').toEqual([id]);
+    expect(summary(reader.on(id))).toBe('HEADERS RST_STREAM(0xa)');
+    expect(early.destroyed).toBe(true);
+    expect(sessionErrors).toEqual([]);
+  });
 });
 
 /** Hands `socket`'s bytes to `push` once the client preface (24 bytes) went by. */
