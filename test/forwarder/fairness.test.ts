@@ -8,6 +8,7 @@ import {
   connectMaybeReset,
   connectTo,
   createService,
+  deleteService,
   endpoint,
   freePort,
   freePorts,
@@ -152,28 +153,34 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
     describe('an endpoint whose upstream is down', () => {
       const setup = useEnv({ ingressTls: tls, protocol });
 
+      /**
+       * An endpoint whose upstream refuses (nothing listens on `upstreamPort` yet), served by a
+       * fresh forwarder, after one client's DOWN_AFTER attempts were each answered ERR_730: the
+       * port is down (the gauge says 1).
+       */
+      async function refusedPort(env: Env) {
+        const upstreamPort = await freePort();
+        await endpoint(env, 'tcp://d.x:7403', `tcp://127.0.0.1:${upstreamPort}`);
+        const port = await freePort();
+        await createService(env.sim, internalService('ep-d', { [port]: 'tcp://d.x:7403' }));
+        const fwd = await startOver(env, tls, { limits: { maxDialAttempts: DOWN_AFTER } });
+        await waitFor(() => fwd.boundPorts().includes(port), 10_000);
+        const down = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ports_upstream_down');
+        expect(await down()).toBe(0);
+        const refused = await connectTo(port);
+        refused.write('x');
+        await new Promise((r) => refused.once('close', r));
+        await waitFor(async () => (await down()) === 1, 5_000);
+        return { fwd, port, upstreamPort, down };
+      }
+
       // The gate holds a down port to DOWN_PORT_DIALS dials awaiting an answer (dial-gate.test.ts); this
       // checks what tells it: the ingress's real ERR_730s mark the port down, and the first dial
       // that reaches the upstream again clears it. Before: no such state (the gauge did not exist).
       it(
         "is marked down by the ingress's ERR_730s and up again by a dial that reaches the upstream",
         async () => {
-          const env = await setup();
-          const upstreamPort = await freePort(); // nothing listens there yet: refused
-          await endpoint(env, 'tcp://d.x:7403', `tcp://127.0.0.1:${upstreamPort}`);
-          const port = await freePort();
-          await createService(env.sim, internalService('ep-d', { [port]: 'tcp://d.x:7403' }));
-          // One client's attempts are the DOWN_AFTER answers in a row that mark the port down.
-          const fwd = await startOver(env, tls, { limits: { maxDialAttempts: DOWN_AFTER } });
-          await waitFor(() => fwd.boundPorts().includes(port), 10_000);
-          const down = () => metricValue(fwd.registry, 'endpoint_binder_forwarder_ports_upstream_down');
-          expect(await down()).toBe(0);
-
-          const refused = await connectTo(port);
-          refused.write('x');
-          await new Promise((r) => refused.once('close', r));
-          await waitFor(async () => (await down()) === 1, 5_000);
-
+          const { port, upstreamPort, down } = await refusedPort(await setup());
           const echo = await startServer((s) => s.pipe(s), upstreamPort);
           try {
             const served = await connectTo(port);
@@ -183,6 +190,19 @@ describe.each(PROTOCOLS.flatMap((p) => [false, true].map((tls) => [p, tls] as co
           } finally {
             await echo.close();
           }
+        },
+        budget(30_000),
+      );
+
+      // A port that may later serve another endpoint does not carry this one's verdict.
+      it(
+        'is forgotten when its listener is removed',
+        async () => {
+          const env = await setup();
+          const { fwd, port, down } = await refusedPort(env);
+          await deleteService(env.sim, 'ep-d');
+          await waitFor(() => !fwd.boundPorts().includes(port), 10_000);
+          expect(await down(), 'ports counted down after the listener went').toBe(0);
         },
         budget(30_000),
       );
